@@ -1,0 +1,107 @@
+"""Cards as small integers and hands as bit masks.
+
+A card is ``suit * 8 + rank`` with suits clubs, spades, hearts, diamonds (``C S H D``)
+and ranks ``7 8 9 J Q K T A`` from low to high, so a higher index inside a suit is a
+stronger card and a hand is a 32-bit mask.  This keeps the hot paths of the engine
+(legal moves, trick winners) to a few integer operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .errors import NotationError
+
+SUITS = "CSHD"
+RANKS = "789JQKTA"
+SUIT_NAMES = ("clubs", "spades", "hearts", "diamonds")
+
+CLUBS, SPADES, HEARTS, DIAMONDS = 0, 1, 2, 3
+R7, R8, R9, RJ, RQ, RK, RT, RA = range(8)
+
+#: Card points by rank index: A 11, 10 10, K 4, Q 3, J 2, 9 (and 8, 7) 0.
+RANK_POINTS = (0, 0, 0, 2, 3, 4, 10, 11)
+CARD_POINTS = tuple(RANK_POINTS[c & 7] for c in range(32))
+
+SUIT_MASK = tuple(0xFF << (8 * s) for s in range(4))
+
+#: The 24-card deck (9 to ace) and the 32-card deck (7 to ace), in canonical order:
+#: suits C S H D, inside a suit from low to high.  Shuffles start from this order.
+DECK_24 = tuple(s * 8 + r for s in range(4) for r in range(R9, RA + 1))
+DECK_32 = tuple(range(32))
+
+MASK_24 = sum(1 << c for c in DECK_24)
+MASK_32 = (1 << 32) - 1
+
+
+def card(rank: int, suit: int) -> int:
+    return suit * 8 + rank
+
+
+def suit_of(c: int) -> int:
+    return c >> 3
+
+
+def rank_of(c: int) -> int:
+    return c & 7
+
+
+def card_str(c: int) -> str:
+    return RANKS[c & 7] + SUITS[c >> 3]
+
+
+CARD_NAMES = tuple(card_str(c) for c in range(32))
+
+
+def parse_card(text: str) -> int:
+    """Parse ``QH``, ``TH`` or ``10H`` (any case) into a card index."""
+    t = text.strip().upper()
+    if t.startswith("10"):
+        t = "T" + t[2:]
+    if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
+        raise NotationError(
+            f"bad card {text!r}: expected rank 7 8 9 J Q K T(10) A and suit C S H D, e.g. 'QH'"
+        )
+    return SUITS.index(t[1]) * 8 + RANKS.index(t[0])
+
+
+def parse_suit(text: str) -> int:
+    t = text.strip().upper()
+    if len(t) != 1 or t not in SUITS:
+        raise NotationError(f"bad suit {text!r}: expected one of C S H D")
+    return SUITS.index(t)
+
+
+def mask_of(cards: Iterable[int]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def cards_of(mask: int) -> list[int]:
+    """Cards of a mask in ascending index order."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def mask_points(mask: int) -> int:
+    return sum(CARD_POINTS[c] for c in cards_of(mask))
+
+
+def cards_str(mask: int) -> list[str]:
+    return [CARD_NAMES[c] for c in cards_of(mask)]
+
+
+def hand_str(mask: int) -> str:
+    """A hand for people: grouped by suit, strongest first."""
+    parts = []
+    for s in range(4):
+        ranks = [RANKS[c & 7] for c in reversed(cards_of(mask & SUIT_MASK[s]))]
+        if ranks:
+            parts.append("".join(ranks) + SUITS[s])
+    return " ".join(parts) if parts else "-"

@@ -1,0 +1,154 @@
+"""Value types shared by the referee, the gateway and the tournament runner.
+
+They live apart from the match runner so that a transport (gRPC gateway, Redis routing)
+or an executor can depend on the vocabulary of a match without importing how it is run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Clock for one match; every seat has its own bank.
+
+    A decision may take ``decision_ms``; time beyond that is drawn from the seat's
+    ``bank_ms``.  When both are spent the referee plays the fallback action and counts a
+    strike; ``strike_limit`` strikes forfeit the match for that seat.
+    """
+
+    decision_ms: int = 1000
+    bank_ms: int = 10000
+    strike_limit: int = 3
+
+    def to_json(self) -> JSON:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: JSON) -> TimeControl:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """Everything needed to play one match again, bit for bit.
+
+    ``bots`` are bot references in seat order: a built-in name (``random``,
+    ``greedy``), ``module:Class`` for a Python bot, or ``remote:NAME`` for a bot
+    connected to a gateway.
+    """
+
+    match_id: str
+    rules: JSON
+    seed: str
+    bots: tuple[str, ...]
+    time_control: TimeControl = field(default_factory=TimeControl)
+    max_deals: int | None = None
+
+    def to_json(self) -> JSON:
+        return {
+            "match_id": self.match_id,
+            "rules": self.rules,
+            "seed": self.seed,
+            "bots": list(self.bots),
+            "time_control": self.time_control.to_json(),
+            "max_deals": self.max_deals,
+        }
+
+    @classmethod
+    def from_json(cls, data: JSON) -> MatchSpec:
+        return cls(
+            match_id=data["match_id"],
+            rules=data["rules"],
+            seed=data["seed"],
+            bots=tuple(data["bots"]),
+            time_control=TimeControl.from_json(data.get("time_control") or {}),
+            max_deals=data.get("max_deals"),
+        )
+
+
+@dataclass(frozen=True)
+class DecisionRequest:
+    """One question to one seat: what the seat may see, what it may do, how long it has."""
+
+    match_id: str
+    request_id: str
+    seat: int
+    observation: JSON
+    legal: tuple[str, ...]
+    deadline_ms: int
+    time_bank_ms: int
+
+
+@runtime_checkable
+class Seat(Protocol):
+    """Anything that answers decision requests: an in-process bot or a remote one."""
+
+    name: str
+
+    async def decide(self, request: DecisionRequest) -> str:
+        """Return an action in the engine's text notation (see docs/notation.md)."""
+        ...
+
+    async def on_event(self, match_id: str, event: JSON) -> None:
+        """Receive a public match event (deal start, card played, trick, scores, end)."""
+        ...
+
+
+@dataclass
+class SeatStats:
+    """What the referee counted for one seat during a match."""
+
+    decisions: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    strikes: int = 0
+    think_ms_total: float = 0.0
+    think_ms_max: float = 0.0
+
+
+@dataclass
+class MatchResult:
+    """The outcome of one match, as stored by the results store (one row per match id).
+
+    ``status`` is ``completed``, ``forfeit`` (a seat reached the strike limit) or
+    ``aborted`` (the referee was shut down mid-match).
+    """
+
+    match_id: str
+    seed: str
+    bots: tuple[str, ...]
+    status: str
+    scores: list[int]
+    ranks: list[int]
+    deals: int
+    seat_stats: list[SeatStats]
+    forfeit_seat: int | None = None
+    duration_s: float = 0.0
+    replay: JSON | None = None
+
+    def to_json(self) -> JSON:
+        data = asdict(self)
+        data["bots"] = list(self.bots)
+        return data
+
+    @classmethod
+    def from_json(cls, data: JSON) -> MatchResult:
+        stats = [SeatStats(**s) for s in data.get("seat_stats", [])]
+        return cls(
+            match_id=data["match_id"],
+            seed=data["seed"],
+            bots=tuple(data["bots"]),
+            status=data["status"],
+            scores=list(data["scores"]),
+            ranks=list(data["ranks"]),
+            deals=int(data["deals"]),
+            seat_stats=stats,
+            forfeit_seat=data.get("forfeit_seat"),
+            duration_s=float(data.get("duration_s", 0.0)),
+            replay=data.get("replay"),
+        )
