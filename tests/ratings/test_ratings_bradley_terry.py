@@ -52,8 +52,8 @@ def test_multiplayer_game_decomposes_into_pairs_by_rank() -> None:
     pairs = PairData.from_results([game])
     wins, games = pairs.totals()
     # A beats B and C; B and C tie.
-    np.testing.assert_allclose(wins, [[0, 1, 1], [0, 0, 0.5], [0, 0.5, 0]])
-    np.testing.assert_allclose(games, [[0, 1, 1], [1, 0, 1], [1, 1, 0]])
+    np.testing.assert_allclose(wins, np.array([[0, 1, 1], [0, 0, 0.5], [0, 0.5, 0]]))
+    np.testing.assert_allclose(games, np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]]))
 
 
 def _cyclic_results() -> list[GameResult]:
@@ -70,8 +70,7 @@ def test_relabelling_players_permutes_ratings() -> None:
     results = _cyclic_results()
     rename = {"ann": "zed", "bob": "yan", "cat": "xia", "dan": "wim"}
     renamed = [
-        GameResult(tuple(rename[p] for p in r.players), r.scores, r.ranks, r.group)
-        for r in results
+        GameResult(tuple(rename[p] for p in r.players), r.scores, r.ranks, r.group) for r in results
     ]
     a = fit_bradley_terry(results, n_bootstrap=50, seed=3)
     b = fit_bradley_terry(renamed, n_bootstrap=50, seed=3)
@@ -82,8 +81,9 @@ def test_relabelling_players_permutes_ratings() -> None:
 
 def test_reversing_every_result_negates_ratings() -> None:
     results = _cyclic_results()
-    flipped = [GameResult(r.players, r.scores, tuple(4 - x for x in r.ranks), r.group)
-               for r in results]
+    flipped = [
+        GameResult(r.players, r.scores, tuple(4 - x for x in r.ranks), r.group) for r in results
+    ]
     a, b = fit_bradley_terry(results), fit_bradley_terry(flipped)
     np.testing.assert_allclose(a.ratings, -b.ratings, atol=1e-9)
 

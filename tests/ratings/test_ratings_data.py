@@ -93,12 +93,21 @@ def test_table_from_arrays_validation(
 
 def test_pairdata_aggregates_per_group_and_pair() -> None:
     data = PairData.from_pairwise(
-        ["b", "a", "a", "a"], ["a", "b", "b", "c"], [1.0, 0.5, 1.0, 0.0], groups=["g", "g", "h", "g"]
+        ["b", "a", "a", "a"],
+        ["a", "b", "b", "c"],
+        [1.0, 0.5, 1.0, 0.0],
+        groups=["g", "g", "h", "g"],
     )
     assert data.players == ("a", "b", "c")
     rows = sorted(
-        zip(data.group.tolist(), data.lo.tolist(), data.hi.tolist(),
-            data.score.tolist(), data.games.tolist(), strict=True)
+        zip(
+            data.group.tolist(),
+            data.lo.tolist(),
+            data.hi.tolist(),
+            data.score.tolist(),
+            data.games.tolist(),
+            strict=True,
+        )
     )
     # group g: a-b twice (a scored 0 + 0.5), a-c once (a scored 0); group h: a-b once (1).
     assert rows == [(0, 0, 1, 0.5, 2.0), (0, 0, 2, 0.0, 1.0), (1, 0, 1, 1.0, 1.0)]
@@ -117,9 +126,7 @@ def test_pairdata_aggregates_per_group_and_pair() -> None:
         (["a"], [""], [1.0], "non-empty"),
     ],
 )
-def test_pairwise_validation(
-    a: list[str], b: list[str], s: list[float], message: str
-) -> None:
+def test_pairwise_validation(a: list[str], b: list[str], s: list[float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         PairData.from_pairwise(a, b, s)
 

@@ -26,9 +26,11 @@ CUTECHESS = [
 ]
 
 
-@pytest.mark.parametrize(("w", "l", "d", "elo", "error", "los_pct"), CUTECHESS)
-def test_cutechess_vectors(w: int, l: int, d: int, elo: float, error: float, los_pct: float) -> None:
-    est = elo_from_wld(w, l, d)
+@pytest.mark.parametrize(("wins", "losses", "draws", "elo", "error", "los_pct"), CUTECHESS)
+def test_cutechess_vectors(
+    wins: int, losses: int, draws: int, elo: float, error: float, los_pct: float
+) -> None:
+    est = elo_from_wld(wins, losses, draws)
     # Printed with one decimal: the exact value must round to it.
     assert round(est.elo, 1) == elo
     assert round(est.error, 1) == error

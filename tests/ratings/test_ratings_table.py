@@ -1,0 +1,73 @@
+"""The leaderboard rows and the benchmark entry point (figures only, never timed)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from arena.ratings import GameResult, RatingRow, fit_bradley_terry, ratings_table
+from arena.ratings.bench import bench_ratings, main, synthetic_duplicate_table
+
+
+def results() -> list[GameResult]:
+    return [
+        GameResult.from_scores(["a", "b", "c"], [1000, 400, 100], group="s1"),
+        GameResult.from_scores(["b", "c", "a"], [1000, 200, 300], group="s1"),
+        GameResult.from_scores(["c", "a", "b"], [50, 1000, 700], group="s2"),
+        GameResult.from_scores(["a", "c"], [1000, 900], group="s3"),
+    ]
+
+
+def test_rows_sorted_with_descriptive_figures() -> None:
+    rows = ratings_table(results(), n_bootstrap=50, seed=1)
+    assert [r.player for r in rows] == ["a", "b", "c"]
+    a = rows[0]
+    assert isinstance(a, RatingRow)
+    assert a.games == 4
+    assert a.mean_score == pytest.approx((1000 + 300 + 1000 + 1000) / 4)
+    assert a.win_rate == pytest.approx(3 / 4)
+    # a beat b and c; lost to b but beat c; beat c and b; beat c: 6 of 7 pairings.
+    assert a.pair_score == pytest.approx(6 / 7)
+    assert all(r.ci_low <= r.rating <= r.ci_high for r in rows)
+    assert sum(r.rating for r in rows) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_table_uses_prior_by_default_so_perfect_records_render() -> None:
+    unbeaten = [GameResult.from_scores(["a", "b"], [1000, 10], group=i) for i in range(5)]
+    rows = ratings_table(unbeaten, n_bootstrap=20)
+    assert all(math.isfinite(r.rating) and math.isfinite(r.ci_high) for r in rows)
+    with pytest.raises(ValueError, match="prior_draws"):
+        ratings_table(unbeaten, prior_draws=0.0)
+
+
+def test_table_agrees_with_fit_and_is_deterministic() -> None:
+    rows = ratings_table(results(), anchor="c", n_bootstrap=40, seed=9)
+    fit = fit_bradley_terry(results(), anchor="c", prior_draws=1.0, n_bootstrap=40, seed=9)
+    for r in rows:
+        assert r.rating == pytest.approx(fit.rating(r.player))
+        assert (r.ci_low, r.ci_high) == pytest.approx(fit.interval(r.player))
+    assert rows == ratings_table(results(), anchor="c", n_bootstrap=40, seed=9)
+
+
+def test_table_from_array_input() -> None:
+    table, _ = synthetic_duplicate_table(6000, n_players=5, seed=4)
+    rows = ratings_table(table, n_bootstrap=30)
+    assert [r.player for r in rows] == [f"bot{i:02d}" for i in range(4, -1, -1)]
+    assert sum(r.games for r in rows) == 6000 * 3
+    assert np.isclose(sum(r.win_rate * r.games for r in rows), 6000)
+
+
+def test_bench_returns_figures() -> None:
+    figures = bench_ratings(3000, n_players=6, n_bootstrap=10, live_games=50)
+    for key in ("generate_s", "aggregate_s", "fit_s", "fit_with_bootstrap_s", "table_s"):
+        assert figures[key] >= 0
+    assert figures["n_results"] == 3000 and figures["n_groups"] == 500
+    assert figures["max_abs_error_elo"] < 100
+
+
+def test_bench_main_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--n-results", "600", "--players", "4", "--bootstrap", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "table_s" in out and "n_results" in out
