@@ -1,0 +1,243 @@
+"""The gateway process: gRPC server, health, reflection, credentials and shutdown."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from arena.observability.grpc_metrics import MetricsInterceptor
+from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
+from arena.server.auth import Authenticator, BotRegistry
+from arena.server.hub import BotHub
+from arena.server.interceptors import BOT_SERVICE, ORGANISER_SERVICE, TokenInterceptor
+from arena.server.matches import MatchManager, ResultHook
+from arena.server.metrics import GatewayMetrics
+from arena.server.services import BotService, OrganiserService
+
+log = logging.getLogger("arena.server")
+
+DEFAULT_PORT = 50051
+DEFAULT_DB_PATH = "var/gateway.sqlite3"
+ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
+DB_PATH_ENV = "ARENA_GATEWAY_DB"
+#: Bot messages are a few hundred bytes; a megabyte leaves room for any rule variant and
+#: still refuses a flood early (RESOURCE_EXHAUSTED).
+DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
+DEFAULT_GRACE_S = 30.0
+HEALTH_SERVICE = "grpc.health.v1.Health"
+
+
+def keepalive_options() -> list[tuple[str, int]]:
+    """Pings keep idle bot streams alive through NAT and find dead peers within ~30 s;
+    clients may ping every 10 s (the SDKs ping every 20 s)."""
+    return [
+        ("grpc.keepalive_time_ms", 20_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+        ("grpc.http2.max_ping_strikes", 3),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+
+
+class Gateway:
+    """One gateway: owns the server, the bot registry and the matches it runs."""
+
+    def __init__(
+        self,
+        *,
+        db_path: str,
+        organiser_token: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        grace_s: float = DEFAULT_GRACE_S,
+        on_result: ResultHook | None = None,
+    ) -> None:
+        self.generated_token = organiser_token is None
+        self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
+        self.host = host
+        self.requested_port = port
+        self.port = 0
+        self.max_message_bytes = max_message_bytes
+        self.grace_s = grace_s
+        self.registry = BotRegistry(db_path)
+        self.auth = Authenticator(self.registry, self.organiser_token)
+        self.metrics = GatewayMetrics()
+        self.hub = BotHub()
+        self.matches = MatchManager(self.hub, self.registry, on_result=on_result)
+        self.health = health.aio.HealthServicer()
+        self._server: grpc.aio.Server | None = None
+
+    async def start(self) -> int:
+        """Start serving; returns the bound port (useful with port 0)."""
+        options: list[tuple[str, Any]] = [
+            ("grpc.max_receive_message_length", self.max_message_bytes),
+            ("grpc.max_send_message_length", self.max_message_bytes),
+            ("grpc.so_reuseport", 0),
+            *keepalive_options(),
+        ]
+        server = grpc.aio.server(
+            interceptors=[MetricsInterceptor(), TokenInterceptor(self.auth, self.metrics)],
+            options=options,
+        )
+        bot_pb2_grpc.add_BotServiceServicer_to_server(
+            BotService(self.hub, self.auth, self.metrics), server
+        )
+        organiser_pb2_grpc.add_OrganiserServiceServicer_to_server(
+            OrganiserService(self.registry, self.hub, self.matches, self.auth), server
+        )
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        names = (
+            bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
+            organiser_pb2.DESCRIPTOR.services_by_name["OrganiserService"].full_name,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+        )
+        reflection.enable_server_reflection(names, server)
+        address = f"{self.host}:{self.requested_port}"
+        self.port = server.add_insecure_port(address)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {address}")
+        await server.start()
+        for service in ("", BOT_SERVICE, ORGANISER_SERVICE):
+            await self.health.set(service, health_pb2.HealthCheckResponse.SERVING)
+        self._server = server
+        return self.port
+
+    async def stop(self, grace_s: float | None = None) -> None:
+        """Stop gracefully: NOT_SERVING first, then let matches finish within the grace
+        period (the rest end as aborted), then close the bot streams."""
+        if self._server is None:
+            return
+        grace = self.grace_s if grace_s is None else grace_s
+        await self.health.enter_graceful_shutdown()
+        await self.matches.drain(grace)
+        await self._server.stop(grace=min(grace, 5.0))
+        self._server = None
+        self.registry.close()
+
+    async def wait(self) -> None:
+        if self._server is not None:
+            await self._server.wait_for_termination()
+
+
+def _start_metrics(port: int) -> Any:
+    from prometheus_client import start_http_server
+
+    return start_http_server(port)
+
+
+async def serve(
+    port: int,
+    metrics_port: int | None,
+    db_path: str,
+    organiser_token: str | None,
+    *,
+    host: str = "0.0.0.0",
+    grace_s: float = DEFAULT_GRACE_S,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    stop: asyncio.Event | None = None,
+    on_result: ResultHook | None = None,
+) -> None:
+    """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
+
+    Without an organiser token one is generated and printed once, so a first run works
+    without configuration while the token still never lands in a file.
+    """
+    stop = stop or asyncio.Event()
+    gateway = Gateway(
+        db_path=db_path,
+        organiser_token=organiser_token,
+        host=host,
+        port=port,
+        max_message_bytes=max_message_bytes,
+        grace_s=grace_s,
+        on_result=on_result,
+    )
+    bound = await gateway.start()
+    metrics_server = _start_metrics(metrics_port) if metrics_port is not None else None
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+            loop.add_signal_handler(sig, stop.set)
+    print(f"gateway listening on {host}:{bound}", flush=True)
+    if metrics_port is not None:
+        print(f"metrics on http://{host}:{metrics_port}/metrics", flush=True)
+    if gateway.generated_token:
+        print(f"organiser token (generated, shown once): {gateway.organiser_token}", flush=True)
+    try:
+        await stop.wait()
+        print("shutting down: finishing running matches", flush=True)
+        await gateway.stop()
+    finally:
+        if metrics_server is not None and isinstance(metrics_server, tuple):
+            metrics_server[0].shutdown()
+    print("gateway stopped", flush=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena serve", description="Run the gRPC gateway that bots connect to."
+    )
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="gRPC port (0: any)")
+    parser.add_argument("--metrics-port", type=int, default=None, help="Prometheus port")
+    parser.add_argument(
+        "--db",
+        default=os.environ.get(DB_PATH_ENV, DEFAULT_DB_PATH),
+        help=f"SQLite file of registered bots (env {DB_PATH_ENV}; default {DEFAULT_DB_PATH})",
+    )
+    parser.add_argument(
+        "--organiser-token",
+        default=None,
+        help=f"organiser credential (env {ORGANISER_TOKEN_ENV}); generated when absent",
+    )
+    parser.add_argument(
+        "--grace", type=float, default=DEFAULT_GRACE_S, help="seconds matches get at shutdown"
+    )
+    parser.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        help="largest message accepted from a client",
+    )
+    parser.add_argument("--log-level", default="INFO", help="logging level")
+    return parser
+
+
+def main_serve(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``arena serve``."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    token = args.organiser_token or os.environ.get(ORGANISER_TOKEN_ENV) or None
+    try:
+        asyncio.run(
+            serve(
+                args.port,
+                args.metrics_port,
+                args.db,
+                token,
+                host=args.host,
+                grace_s=args.grace,
+                max_message_bytes=args.max_message_bytes,
+            )
+        )
+    except OSError as exc:
+        print(f"arena serve: {exc}", file=sys.stderr)
+        return 1
+    return 0

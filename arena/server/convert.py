@@ -1,0 +1,291 @@
+"""Translation between the referee's JSON dictionaries and the protocol's messages.
+
+The referee speaks in plain dictionaries (the engine's observation, the public event log);
+bots receive typed messages. Keys without a typed field travel in ``extra_json`` /
+``detail_json`` so nothing the referee says is lost, and a bot library can rebuild the very
+dictionary the engine produced (the Python SDK does, in ``thousand_bot.convert``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from arena.proto.thousand.v1 import bot_pb2, common_pb2
+from arena.referee.types import JSON, DecisionRequest
+
+#: Keys that can reveal cards a seat may not see. The seed is among them: the deals are a
+#: documented function of the seed, so knowing it means knowing every hand. Events are
+#: public by contract; these keys are dropped all the same before an event leaves the
+#: gateway, so a slip elsewhere cannot leak a hand.
+SECRET_EVENT_KEYS = frozenset({"seed", "hands", "hand", "deck", "deal_seed", "hidden"})
+
+_INT_FIELDS = ("seat", "players", "dealer", "deal")
+_OPTIONAL_INT_FIELDS = ("to_act", "bid", "declarer", "contract", "leader")
+_INT_LIST_FIELDS = ("scores", "active", "tricks_taken", "hand_sizes", "bolts", "points_taken")
+_STR_LIST_FIELDS = ("hand", "talon", "received", "discarded")
+
+
+def _int(value: Any) -> int:
+    """Accept ints and bools (``True`` is 1); reject anything else so it goes to extras."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    raise TypeError(f"expected an integer, got {value!r}")
+
+
+def _str(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"expected a string, got {value!r}")
+
+
+def _pairs(value: Any, size: int) -> list[list[Any]]:
+    if not isinstance(value, list | tuple):
+        raise TypeError(f"expected a list, got {value!r}")
+    items: list[list[Any]] = []
+    for item in value:
+        if not isinstance(item, list | tuple) or len(item) != size:
+            raise TypeError(f"expected items of {size} values, got {item!r}")
+        items.append(list(item))
+    return items
+
+
+def _fill_observation(msg: common_pb2.Observation, key: str, value: Any) -> None:
+    """Set one typed field; raises TypeError/ValueError when the value does not fit it."""
+    if key in _INT_FIELDS:
+        setattr(msg, key, _int(value))
+    elif key in _OPTIONAL_INT_FIELDS:
+        if value is not None:
+            setattr(msg, key, _int(value))
+    elif key in _INT_LIST_FIELDS:
+        if not isinstance(value, list | tuple):
+            raise TypeError(f"expected a list, got {value!r}")
+        getattr(msg, key).extend(_int(v) for v in value)
+    elif key in _STR_LIST_FIELDS:
+        if not isinstance(value, list | tuple):
+            raise TypeError(f"expected a list, got {value!r}")
+        getattr(msg, key).extend(_str(v) for v in value)
+    elif key == "phase":
+        msg.phase = _str(value)
+    elif key == "blind":
+        if not isinstance(value, bool):
+            raise TypeError(f"expected a bool, got {value!r}")
+        msg.blind = value
+    elif key == "barrel":
+        if not isinstance(value, list | tuple) or not all(isinstance(v, bool) for v in value):
+            raise TypeError(f"expected a list of booleans, got {value!r}")
+        msg.barrel.extend(value)
+    elif key == "trump":
+        if value is not None:
+            msg.trump = _str(value)
+    elif key == "auction":
+        msg.auction.extend(
+            common_pb2.AuctionEntry(seat=_int(s), action=_str(a)) for s, a in _pairs(value, 2)
+        )
+    elif key == "given":
+        msg.given.extend(
+            common_pb2.GivenCard(card=_str(c), seat=_int(s)) for c, s in _pairs(value, 2)
+        )
+    elif key == "marriages":
+        msg.marriages.extend(
+            common_pb2.Marriage(seat=_int(s), suit=_str(u), points=_int(p))
+            for s, u, p in _pairs(value, 3)
+        )
+    elif key == "shown_marriages":
+        msg.shown_marriages.extend(
+            common_pb2.ShownMarriage(seat=_int(s), suit=_str(u)) for s, u in _pairs(value, 2)
+        )
+    elif key == "trick":
+        msg.trick.extend(
+            common_pb2.TrickCard(seat=_int(s), card=_str(c)) for s, c in _pairs(value, 2)
+        )
+    else:
+        raise KeyError(key)
+
+
+#: Observation keys with a typed field, in the engine's order.
+OBSERVATION_KEYS = (
+    "seat", "players", "dealer", "deal", "phase", "to_act", "hand", "scores", "barrel",
+    "bolts", "active", "auction", "bid", "declarer", "contract", "blind", "talon", "given",
+    "received", "discarded", "shown_marriages", "trump", "marriages", "trick", "leader",
+    "tricks_taken", "points_taken", "hand_sizes",
+)  # fmt: skip
+
+
+def observation_to_proto(observation: Mapping[str, Any]) -> common_pb2.Observation:
+    """Build the typed observation; a key whose value does not fit its field, or that has
+    no field, is carried in ``extra_json`` instead of being dropped."""
+    msg = common_pb2.Observation()
+    extras: dict[str, Any] = {}
+    for key, value in observation.items():
+        if key not in OBSERVATION_KEYS:
+            extras[key] = value
+            continue
+        probe = common_pb2.Observation()
+        try:
+            _fill_observation(probe, key, value)
+        except (TypeError, ValueError):
+            extras[key] = value
+            continue
+        msg.MergeFrom(probe)
+    msg.extra_json = json.dumps(extras, separators=(",", ":"), sort_keys=True)
+    return msg
+
+
+def decision_request_to_proto(request: DecisionRequest) -> bot_pb2.DecisionRequest:
+    return bot_pb2.DecisionRequest(
+        match_id=request.match_id,
+        request_id=request.request_id,
+        seat=request.seat,
+        observation=observation_to_proto(request.observation),
+        legal_actions=list(request.legal),
+        deadline_ms=max(0, int(request.deadline_ms)),
+        time_bank_ms=max(0, int(request.time_bank_ms)),
+    )
+
+
+def public_event(event: Mapping[str, Any]) -> JSON:
+    """The event without any key that could reveal hidden cards (see SECRET_EVENT_KEYS)."""
+    return {k: v for k, v in event.items() if k not in SECRET_EVENT_KEYS}
+
+
+def _get_int(event: Mapping[str, Any], key: str, default: int = 0) -> int:
+    value = event.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _get_str(event: Mapping[str, Any], key: str) -> str:
+    value = event.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _int_list(value: Any) -> list[int]:
+    if isinstance(value, list | tuple) and all(isinstance(v, int) for v in value):
+        return [int(v) for v in value]
+    return []
+
+
+def _match_start(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+    bots = e.get("bots")
+    rules = e.get("rules")
+    body = common_pb2.MatchStart(
+        bots=[str(b) for b in bots] if isinstance(bots, list | tuple) else [],
+        rules_json=json.dumps(rules, sort_keys=True) if rules is not None else "",
+    )
+    return common_pb2.MatchEvent(match_start=body)
+
+
+def _deal_start(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+    body = common_pb2.DealStart(
+        deal=deal, dealer=_get_int(e, "dealer"), active=_int_list(e.get("active"))
+    )
+    return common_pb2.MatchEvent(deal_start=body)
+
+
+def _action(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+    body = common_pb2.ActionTaken(
+        deal=deal,
+        seat=_get_int(e, "seat"),
+        action=_get_str(e, "action"),
+        automatic=bool(e.get("auto", False)),
+    )
+    return common_pb2.MatchEvent(action=body)
+
+
+def _marriage(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+    body = common_pb2.MarriageDeclared(
+        deal=deal,
+        seat=_get_int(e, "seat"),
+        suit=_get_str(e, "suit"),
+        points=_get_int(e, "points"),
+        kind=_get_str(e, "kind"),
+    )
+    return common_pb2.MatchEvent(marriage=body)
+
+
+def _redeal(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+    return common_pb2.MatchEvent(redeal=common_pb2.Redeal(deal=deal, reason=_get_str(e, "reason")))
+
+
+def _trick(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+    cards: list[common_pb2.TrickCard] = []
+    raw = e.get("cards")
+    if isinstance(raw, list | tuple):
+        for item in raw:
+            if isinstance(item, list | tuple) and len(item) == 2:
+                seat, card = item
+                if isinstance(seat, int) and isinstance(card, str):
+                    cards.append(common_pb2.TrickCard(seat=seat, card=card))
+    body = common_pb2.TrickTaken(
+        deal=deal, cards=cards, winner=_get_int(e, "winner"), points=_get_int(e, "points")
+    )
+    return common_pb2.MatchEvent(trick=body)
+
+
+def _deal_end(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+    body = common_pb2.DealEnd(
+        deal=deal,
+        deal_scores=_int_list(e.get("deltas", e.get("deal_scores"))),
+        scores=_int_list(e.get("scores")),
+        contract=_get_int(e, "contract"),
+        made=bool(e.get("made", False)),
+    )
+    declarer = e.get("declarer")
+    if isinstance(declarer, int):
+        body.declarer = declarer
+    return common_pb2.MatchEvent(deal_end=body)
+
+
+def _match_end(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+    body = common_pb2.MatchEnd(
+        status=_get_str(e, "status"),
+        scores=_int_list(e.get("scores")),
+        ranks=_int_list(e.get("ranks")),
+    )
+    forfeit = e.get("forfeit_seat")
+    if isinstance(forfeit, int):
+        body.forfeit_seat = forfeit
+    return common_pb2.MatchEvent(match_end=body)
+
+
+_BODIES: dict[str, Callable[[Mapping[str, Any], int], common_pb2.MatchEvent]] = {
+    "match_start": _match_start,
+    "deal_start": _deal_start,
+    "action": _action,
+    "marriage": _marriage,
+    "redeal": _redeal,
+    "trick": _trick,
+    "deal_end": _deal_end,
+    "match_end": _match_end,
+}
+
+
+class EventEncoder:
+    """Numbers one stream of events and remembers the deal they belong to.
+
+    The engine names the deal only in ``deal_start``; the typed bodies carry it on every
+    event, so a bot need not track it.
+    """
+
+    def __init__(self) -> None:
+        self.sequence = 0
+        self.deal = 0
+
+    def encode(self, match_id: str, event: Mapping[str, Any]) -> common_pb2.MatchEvent:
+        """Typed event for bots and spectators; secret keys are dropped first."""
+        clean = public_event(event)
+        kind = _get_str(clean, "type")
+        if kind == "deal_start":
+            self.deal = _get_int(clean, "deal", self.deal)
+        deal = _get_int(clean, "deal", self.deal)
+        builder = _BODIES.get(kind)
+        msg = builder(clean, deal) if builder is not None else common_pb2.MatchEvent()
+        msg.match_id = match_id
+        msg.sequence = self.sequence
+        msg.type = kind
+        msg.detail_json = json.dumps(clean, separators=(",", ":"), sort_keys=True, default=str)
+        self.sequence += 1
+        return msg

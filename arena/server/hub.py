@@ -1,0 +1,304 @@
+"""Routing of decision requests and match events to connected bot instances.
+
+One bot (one token) may run several instances, and one instance plays many matches at once
+over its single stream. A match is bound to one instance of each of its bots at first
+contact, so that instance sees the match's events and requests in order; a new match goes to
+the least busy instance (round robin among equals). When an instance drops, the binding
+moves to another instance at the next request, while requests already sent are left to the
+referee's clock: an answer can still arrive from any instance of the same bot, e.g. after a
+reconnect, and is accepted as long as the referee is still waiting for it.
+
+Only the bot a request was sent to can answer it: a request id of another bot is treated
+exactly like an id that never existed, so ids reveal nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from arena.proto.thousand.v1 import bot_pb2
+from arena.referee.types import JSON, DecisionRequest
+from arena.server import convert
+
+_CARD = r"(?:[789JQKTA]|10)[CSHD]"
+_NOTATION = re.compile(
+    r"^(?:pass|look|redeal|sell|keep|concede"
+    r"|(?:bid|blind|buy|talon|contract) \d{1,4}"
+    rf"|give {_CARD} \d"
+    r"|trump [CSHD]"
+    rf"|(?:discard|bank|play|marry|half|aces|nines|crawl) {_CARD})$"
+)
+
+
+class Outcome(Enum):
+    OK = "ok"
+    MALFORMED = "malformed"
+    ILLEGAL = "illegal"
+
+
+def classify_action(text: str, legal: frozenset[str]) -> tuple[Outcome, str]:
+    """Judge an answer against the legal list, normalising spelling the engine accepts
+    (``play 10h`` for ``play TH``) so a bot is not struck for a matter of case."""
+    if text in legal:
+        return Outcome.OK, text
+    words = text.split()
+    if not words:
+        return Outcome.MALFORMED, text
+    normal = " ".join([words[0].lower(), *(w.upper() for w in words[1:])])
+    normal = re.sub(r"\b10([CSHD])\b", r"T\1", normal)
+    if normal in legal:
+        return Outcome.OK, normal
+    if not _NOTATION.match(normal):
+        return Outcome.MALFORMED, text
+    return Outcome.ILLEGAL, normal
+
+
+@dataclass(eq=False)
+class Pending:
+    """A decision request the referee is waiting on."""
+
+    bot: str
+    request: DecisionRequest
+    legal: frozenset[str]
+    future: asyncio.Future[str]
+    sent_at: float
+    connection: Connection | None = None
+
+
+@dataclass(eq=False)
+class Connection:
+    """One connected instance of a bot: its outgoing queue and what it is busy with."""
+
+    bot: str
+    instance_id: str
+    version: str
+    max_matches: int
+    outbox: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
+    matches: set[str] = field(default_factory=set)
+    pending: set[str] = field(default_factory=set)
+    closed: bool = False
+    kicked_reason: str | None = None
+
+    def has_room(self) -> bool:
+        return self.max_matches <= 0 or len(self.matches) < self.max_matches
+
+    def send(self, message: bot_pb2.PlayResponse) -> None:
+        if not self.closed:
+            self.outbox.put_nowait(message)
+
+
+@dataclass
+class DecisionAnswer:
+    """What the hub made of a bot's decision; ``error`` goes back to the bot."""
+
+    error: bot_pb2.Error | None = None
+    outcome: Outcome | None = None
+    latency_s: float = 0.0
+
+
+class BotHub:
+    """All connected instances, all pending requests, and the match-to-instance bindings."""
+
+    def __init__(self) -> None:
+        self._connections: dict[str, list[Connection]] = {}
+        self._pending: dict[str, Pending] = {}
+        self._bindings: dict[tuple[str, str], Connection] = {}
+        self._last_event: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self._encoders: dict[tuple[str, str], convert.EventEncoder] = {}
+        self._waiters: dict[str, asyncio.Event] = {}
+        self._ids = itertools.count(1)
+        self._round_robin = itertools.count()
+        self._versions: dict[str, str] = {}
+
+    # --- instances --------------------------------------------------------------------
+
+    def connect(self, bot: str, version: str, max_matches: int) -> Connection:
+        conn = Connection(
+            bot=bot,
+            instance_id=f"{bot}#{next(self._ids)}",
+            version=version,
+            max_matches=max(0, max_matches),
+        )
+        self._connections.setdefault(bot, []).append(conn)
+        self._versions[bot] = version
+        self._wake(bot)
+        return conn
+
+    def disconnect(self, conn: Connection) -> None:
+        conn.closed = True
+        conns = self._connections.get(conn.bot, [])
+        if conn in conns:
+            conns.remove(conn)
+        for key in [k for k, c in self._bindings.items() if c is conn]:
+            del self._bindings[key]
+        conn.matches.clear()
+
+    def kick(self, bot: str, reason: str) -> int:
+        """Close every session of a bot (its token was revoked or replaced)."""
+        conns = list(self._connections.get(bot, []))
+        for conn in conns:
+            conn.kicked_reason = reason
+            conn.outbox.put_nowait(None)
+            self.disconnect(conn)
+        return len(conns)
+
+    def instances(self, bot: str) -> int:
+        return len(self._connections.get(bot, []))
+
+    def pending_count(self, bot: str) -> int:
+        return sum(1 for p in self._pending.values() if p.bot == bot)
+
+    def version(self, bot: str) -> str:
+        return self._versions.get(bot, "")
+
+    def _wake(self, bot: str) -> None:
+        event = self._waiters.pop(bot, None)
+        if event is not None:
+            event.set()
+
+    def _pick(self, bot: str, match_id: str) -> Connection | None:
+        """The instance holding this match, or the least busy one with room for it."""
+        bound = self._bindings.get((bot, match_id))
+        if bound is not None and not bound.closed:
+            return bound
+        candidates = [c for c in self._connections.get(bot, []) if c.has_room()]
+        if not candidates:
+            return None
+        start = next(self._round_robin) % len(candidates)
+        rotated = candidates[start:] + candidates[:start]
+        conn = min(rotated, key=lambda c: (len(c.pending), len(c.matches)))
+        self._bindings[(bot, match_id)] = conn
+        conn.matches.add(match_id)
+        return conn
+
+    async def _instance_for(self, bot: str, match_id: str) -> Connection:
+        while True:
+            conn = self._pick(bot, match_id)
+            if conn is not None:
+                return conn
+            event = self._waiters.setdefault(bot, asyncio.Event())
+            await event.wait()
+
+    def release_match(self, match_id: str) -> None:
+        """Forget a finished match, freeing its place on the instances that held it."""
+        for key in [k for k in self._bindings if k[1] == match_id]:
+            conn = self._bindings.pop(key)
+            conn.matches.discard(match_id)
+            self._wake(conn.bot)
+        for key in [k for k in self._encoders if k[1] == match_id]:
+            self._encoders.pop(key, None)
+            self._last_event.pop(key, None)
+
+    # --- decisions --------------------------------------------------------------------
+
+    async def decide(self, bot: str, request: DecisionRequest) -> str:
+        """Send a request to an instance of ``bot`` and wait for the answer text.
+
+        The caller owns the clock: it cancels this coroutine when time is up. Without a
+        connected instance the request waits for one to connect.
+        """
+        if request.request_id in self._pending:
+            raise ValueError(f"request id {request.request_id!r} is already pending")
+        loop = asyncio.get_running_loop()
+        pending = Pending(
+            bot=bot,
+            request=request,
+            legal=frozenset(request.legal),
+            future=loop.create_future(),
+            sent_at=0.0,
+        )
+        self._pending[request.request_id] = pending
+        try:
+            conn = await self._instance_for(bot, request.match_id)
+            pending.connection = conn
+            pending.sent_at = time.perf_counter()
+            conn.pending.add(request.request_id)
+            conn.send(
+                bot_pb2.PlayResponse(decision_request=convert.decision_request_to_proto(request))
+            )
+            return await pending.future
+        finally:
+            self._pending.pop(request.request_id, None)
+            if pending.connection is not None:
+                pending.connection.pending.discard(request.request_id)
+
+    def answer(self, conn: Connection, decision: bot_pb2.Decision) -> DecisionAnswer:
+        """Deliver a bot's decision to the waiting referee, judging it on the way."""
+        pending = self._pending.get(decision.request_id)
+        if pending is None or pending.bot != conn.bot or pending.future.done():
+            return DecisionAnswer(
+                error=bot_pb2.Error(
+                    request_id=decision.request_id,
+                    code=bot_pb2.ERROR_CODE_UNKNOWN_REQUEST,
+                    reason=f"request {decision.request_id!r} is not waiting for an answer from "
+                    "this bot: it was never sent to it, was already answered, or its time ran "
+                    "out",
+                )
+            )
+        outcome, text = classify_action(decision.action, pending.legal)
+        latency = time.perf_counter() - pending.sent_at if pending.sent_at else 0.0
+        pending.future.set_result(text)
+        result = DecisionAnswer(outcome=outcome, latency_s=latency)
+        if outcome is Outcome.MALFORMED:
+            result.error = bot_pb2.Error(
+                request_id=decision.request_id,
+                code=bot_pb2.ERROR_CODE_MALFORMED_ACTION,
+                reason=f"{decision.action!r} is not an action in the game's notation "
+                "(e.g. 'pass', 'bid 105', 'play QS'); the referee plays its fallback action",
+            )
+        elif outcome is Outcome.ILLEGAL:
+            shown = ", ".join(sorted(pending.legal)[:12])
+            more = "" if len(pending.legal) <= 12 else ", ..."
+            result.error = bot_pb2.Error(
+                request_id=decision.request_id,
+                code=bot_pb2.ERROR_CODE_ILLEGAL_ACTION,
+                reason=f"{decision.action!r} is not legal here (legal: {shown}{more}); "
+                "the referee plays its fallback action",
+            )
+        return result
+
+    # --- events -----------------------------------------------------------------------
+
+    def event(self, bot: str, match_id: str, event: Mapping[str, Any]) -> None:
+        """Forward a public event to the instance holding the match for this bot.
+
+        A bot sitting in several seats of one match is told once per event.
+        """
+        key = (bot, match_id)
+        if self._last_event.get(key) is event or self._last_event.get(key) == event:
+            return
+        self._last_event[key] = event
+        encoder = self._encoders.setdefault(key, convert.EventEncoder())
+        message = encoder.encode(match_id, event)
+        conn = self._pick(bot, match_id)
+        if conn is not None:
+            conn.send(bot_pb2.PlayResponse(event=message))
+        if event.get("type") == "match_end":
+            binding = self._bindings.pop(key, None)
+            if binding is not None:
+                binding.matches.discard(match_id)
+                self._wake(bot)
+            self._encoders.pop(key, None)
+            self._last_event.pop(key, None)
+
+
+class RemoteSeat:
+    """A seat played by a bot connected to this gateway (the referee's ``Seat`` protocol)."""
+
+    def __init__(self, hub: BotHub, bot: str) -> None:
+        self.hub = hub
+        self.bot = bot
+        self.name = bot
+
+    async def decide(self, request: DecisionRequest) -> str:
+        return await self.hub.decide(self.bot, request)
+
+    async def on_event(self, match_id: str, event: JSON) -> None:
+        self.hub.event(self.bot, match_id, event)

@@ -1,0 +1,254 @@
+"""Matches started by the organiser and run inside the gateway process.
+
+Each match runs as a task with the referee's match runner; remote bots sit in it as
+:class:`~arena.server.hub.RemoteSeat` objects. Every public event is kept in the match's log
+so a spectator who starts watching late still sees the match from its first event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from arena.proto.thousand.v1 import common_pb2
+from arena.referee.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
+from arena.server import convert
+from arena.server.auth import BotRegistry
+from arena.server.hub import BotHub, RemoteSeat
+
+log = logging.getLogger(__name__)
+
+REMOTE_PREFIX = "remote:"
+
+
+class MatchError(Exception):
+    """A match request that cannot be carried out, with the gRPC status to answer."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(eq=False)
+class RunningMatch:
+    spec: MatchSpec
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    events: list[common_pb2.MatchEvent] = field(default_factory=list)
+    encoder: convert.EventEncoder = field(default_factory=convert.EventEncoder)
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    task: asyncio.Task[None] | None = None
+    result: MatchResult | None = None
+    finished: bool = False
+
+
+ResultHook = Callable[[MatchResult], Awaitable[None] | None]
+
+
+class MatchManager:
+    """Starts, tracks and drains the gateway's matches."""
+
+    def __init__(
+        self,
+        hub: BotHub,
+        registry: BotRegistry,
+        on_result: ResultHook | None = None,
+        keep_finished: int = 1000,
+    ) -> None:
+        self.hub = hub
+        self.registry = registry
+        self.on_result = on_result
+        self.keep_finished = keep_finished
+        self._matches: dict[str, RunningMatch] = {}
+        self._finished_order: list[str] = []
+        self._accepting = True
+        self._counter = itertools.count(1)
+
+    # --- starting ---------------------------------------------------------------------
+
+    def _seat(self, ref: str) -> Seat | str:
+        """A RemoteSeat for a registered bot; other references go to the runner's resolver."""
+        name = ref[len(REMOTE_PREFIX) :] if ref.startswith(REMOTE_PREFIX) else ref
+        if self.registry.exists(name):
+            return RemoteSeat(self.hub, name)
+        if ref.startswith(REMOTE_PREFIX):
+            raise MatchError(grpc.StatusCode.NOT_FOUND, f"no bot named {name!r} is registered")
+        return ref
+
+    def _rules(self, preset: str, options: dict[str, Any]) -> JSON:
+        try:
+            from arena.engine import Rules
+        except ImportError as exc:  # pragma: no cover - the engine ships with the arena
+            raise MatchError(
+                grpc.StatusCode.UNAVAILABLE, f"rules engine unavailable: {exc}"
+            ) from exc
+        if not isinstance(options, dict):
+            raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, "options_json must be an object")
+        try:
+            rules = Rules.preset(preset, **options)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, f"bad rules: {exc}") from None
+        data: JSON = rules.to_json()
+        return data
+
+    def _new_id(self, seed: str, bots: Sequence[str]) -> str:
+        text = f"{time.time_ns()}/{next(self._counter)}/{seed}/{','.join(bots)}"
+        return "m-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    async def start(
+        self,
+        *,
+        preset: str,
+        options: dict[str, Any],
+        seed: str,
+        bots: Sequence[str],
+        time_control: tuple[int, int, int] | None = None,
+        max_deals: int | None = None,
+        match_id: str | None = None,
+    ) -> str:
+        if not self._accepting:
+            raise MatchError(
+                grpc.StatusCode.UNAVAILABLE, "the gateway is shutting down; no new matches"
+            )
+        if not seed:
+            raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, "a seed is required")
+        if not bots:
+            raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, "name one bot per seat")
+        if match_id is not None and match_id in self._matches:
+            raise MatchError(grpc.StatusCode.ALREADY_EXISTS, f"match {match_id!r} exists")
+        if max_deals is not None and max_deals < 1:
+            raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, "max_deals must be at least 1")
+        tc = TimeControl()
+        if time_control is not None:
+            decision_ms, bank_ms, strikes = time_control
+            if decision_ms < 1 or bank_ms < 0 or strikes < 1:
+                raise MatchError(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "time control needs decision_ms >= 1, bank_ms >= 0 and strike_limit >= 1",
+                )
+            tc = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, strike_limit=strikes)
+        seats_or_refs = [self._seat(ref) for ref in bots]
+        rules = self._rules(preset, options)
+        spec = MatchSpec(
+            match_id=match_id or self._new_id(seed, bots),
+            rules=rules,
+            seed=seed,
+            bots=tuple(bots),
+            time_control=tc,
+            max_deals=max_deals,
+        )
+        seats = self._resolve(spec, seats_or_refs)
+        match = RunningMatch(spec=spec)
+        self._matches[spec.match_id] = match
+        match.task = asyncio.create_task(self._run(match, seats), name=f"match {spec.match_id}")
+        log.info("match %s started: %s", spec.match_id, ", ".join(bots))
+        return spec.match_id
+
+    def _resolve(self, spec: MatchSpec, seats_or_refs: list[Seat | str]) -> list[Seat]:
+        try:
+            from arena.referee import runner
+        except ImportError as exc:  # pragma: no cover - the runner ships with the arena
+            raise MatchError(
+                grpc.StatusCode.UNAVAILABLE, f"match runner unavailable: {exc}"
+            ) from exc
+        resolve: Callable[[str, int, MatchSpec], Seat] | None = getattr(
+            runner, "resolve_seat", None
+        )
+        seats: list[Seat] = []
+        for index, item in enumerate(seats_or_refs):
+            if not isinstance(item, str):
+                seats.append(item)
+                continue
+            if resolve is None:
+                raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, f"unknown bot {item!r}")
+            try:
+                seats.append(resolve(item, index, spec))
+            except (ValueError, KeyError, ImportError, AttributeError) as exc:
+                raise MatchError(
+                    grpc.StatusCode.INVALID_ARGUMENT, f"unknown bot {item!r}: {exc}"
+                ) from None
+        return seats
+
+    async def _run(self, match: RunningMatch, seats: list[Seat]) -> None:
+        from arena.referee.runner import run_match
+
+        async def record(event: JSON) -> None:
+            await self._append(match, event)
+
+        try:
+            match.result = await run_match(match.spec, seats, on_event=record, stop=match.stop)
+        except Exception:
+            log.exception("match %s failed", match.spec.match_id)
+        finally:
+            match.finished = True
+            self.hub.release_match(match.spec.match_id)
+            async with match.changed:
+                match.changed.notify_all()
+            self._finished_order.append(match.spec.match_id)
+            while len(self._finished_order) > self.keep_finished:
+                self._matches.pop(self._finished_order.pop(0), None)
+        result = match.result
+        if result is not None:
+            log.info("match %s ended: %s %s", result.match_id, result.status, result.scores)
+            if self.on_result is not None:
+                maybe = self.on_result(result)
+                if maybe is not None:
+                    await maybe
+
+    async def _append(self, match: RunningMatch, event: JSON) -> None:
+        match.events.append(match.encoder.encode(match.spec.match_id, event))
+        async with match.changed:
+            match.changed.notify_all()
+
+    # --- watching ---------------------------------------------------------------------
+
+    def watch(self, match_id: str) -> AsyncIterator[common_pb2.MatchEvent]:
+        match = self._matches.get(match_id)
+        if match is None:
+            raise MatchError(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} in this gateway")
+        return self._follow(match)
+
+    async def _follow(self, match: RunningMatch) -> AsyncIterator[common_pb2.MatchEvent]:
+        position = 0
+        while True:
+            while position < len(match.events):
+                yield match.events[position]
+                position += 1
+            if match.finished:
+                return
+            async with match.changed:
+                await match.changed.wait_for(
+                    lambda seen=position: match.finished or seen < len(match.events)  # type: ignore[misc]
+                )
+
+    # --- state and shutdown -----------------------------------------------------------
+
+    def result(self, match_id: str) -> MatchResult | None:
+        match = self._matches.get(match_id)
+        return match.result if match is not None else None
+
+    def running(self) -> int:
+        return sum(1 for m in self._matches.values() if not m.finished)
+
+    async def drain(self, grace_s: float) -> None:
+        """Refuse new matches, let running ones finish for ``grace_s``, then stop the rest
+        (the runner records them as aborted)."""
+        self._accepting = False
+        tasks = [m.task for m in self._matches.values() if m.task is not None and not m.finished]
+        if not tasks:
+            return
+        log.info("waiting up to %.1f s for %d running matches", grace_s, len(tasks))
+        _, still = await asyncio.wait(tasks, timeout=grace_s)
+        if still:
+            log.warning("stopping %d matches still running after the grace period", len(still))
+            for m in self._matches.values():
+                if not m.finished:
+                    m.stop.set()
+            await asyncio.wait(still, timeout=max(5.0, grace_s))

@@ -1,0 +1,225 @@
+"""The connection between a :class:`~thousand_bot.bot.Bot` and a Thousand Arena server.
+
+One client keeps one Play stream open, answers every decision request that arrives on it
+(from any number of matches) and reconnects with exponential backoff when the stream breaks.
+A refused credential is final: retrying a revoked token would only hammer the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import os
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+from thousand_bot import __version__
+from thousand_bot.bot import Bot, Request
+from thousand_bot.convert import event_to_dict, observation_to_dict
+from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc
+
+log = logging.getLogger("thousand_bot")
+
+#: Status codes that no retry can fix: the server said no to this bot as it is.
+PERMANENT_CODES = frozenset(
+    {
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.UNIMPLEMENTED,
+    }
+)
+
+CHANNEL_OPTIONS = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+]
+
+
+class BotRejected(Exception):
+    """The server refused the bot for good (bad token, revoked token, bad hello)."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self.code = code
+        self.details = details
+
+
+class BotClient:
+    """Runs one bot instance against a server until stopped.
+
+    ``backoff_initial`` doubles after each failed attempt up to ``backoff_max`` (with up to
+    25 % random jitter so a fleet of bots does not reconnect in lockstep) and starts over once
+    a session has been welcomed. ``max_attempts`` bounds consecutive failed attempts
+    (``None``: try for ever).
+    """
+
+    def __init__(
+        self,
+        bot: Bot,
+        server: str,
+        token: str,
+        *,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+        max_attempts: int | None = None,
+        channel_options: list[tuple[str, Any]] | None = None,
+        on_welcome: Callable[[bot_pb2.Welcome], None] | None = None,
+    ) -> None:
+        if not token:
+            raise ValueError("a token is required (the organiser gives one per bot)")
+        self.bot = bot
+        self.server = server
+        self.token = token
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.max_attempts = max_attempts
+        self.channel_options = channel_options or CHANNEL_OPTIONS
+        self.on_welcome = on_welcome
+        self.instance_id = ""
+        self.decisions = 0
+        self.sessions = 0
+        self._unsent: list[bot_pb2.Decision] = []
+        self._welcomed = False
+        self._jitter = random.Random(os.urandom(16))
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Play until ``stop`` is set; raises BotRejected when the server refuses the bot."""
+        stop = stop or asyncio.Event()
+        failures = 0
+        delay = self.backoff_initial
+        while not stop.is_set():
+            self._welcomed = False
+            try:
+                await self._session(stop)
+                reason = "the server closed the stream"
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() in PERMANENT_CODES:
+                    raise BotRejected(exc.code(), exc.details() or "") from None
+                reason = f"{exc.code().name}: {exc.details()}"
+            except ConnectionResetError as exc:
+                reason = str(exc)
+            if stop.is_set():
+                break
+            welcomed = self._welcomed
+            if welcomed:
+                failures, delay = 0, self.backoff_initial
+            else:
+                failures += 1
+                if self.max_attempts is not None and failures >= self.max_attempts:
+                    raise ConnectionError(
+                        f"could not reach {self.server} after {failures} attempts: {reason}"
+                    )
+            wait = delay * (1 + 0.25 * self._jitter.random())
+            log.warning("disconnected (%s); reconnecting in %.1f s", reason, wait)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), wait)
+            if not welcomed:
+                delay = min(delay * 2, self.backoff_max)
+
+    async def _session(self, stop: asyncio.Event) -> None:
+        """One stream, from hello to its end."""
+        async with grpc.aio.insecure_channel(self.server, options=self.channel_options) as ch:
+            stub = bot_pb2_grpc.BotServiceStub(ch)
+            call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
+            stopper = asyncio.ensure_future(stop.wait())
+            try:
+                await call.write(
+                    bot_pb2.PlayRequest(
+                        hello=bot_pb2.Hello(
+                            name=self.bot.name,
+                            version=self.bot.version,
+                            max_concurrent_matches=self.bot.max_concurrent_matches,
+                            client=f"thousand-bot-python/{__version__}",
+                        )
+                    )
+                )
+                while True:
+                    reader = asyncio.ensure_future(call.read())
+                    done, _ = await asyncio.wait(
+                        {reader, stopper}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if reader not in done:
+                        reader.cancel()
+                        call.cancel()
+                        return
+                    message = reader.result()
+                    if message is grpc.aio.EOF:
+                        break
+                    try:
+                        await self._handle(call, message)
+                    except asyncio.InvalidStateError:  # the stream ended while we wrote
+                        break
+            finally:
+                stopper.cancel()
+            code = await call.code()
+            if code in PERMANENT_CODES:
+                raise BotRejected(code, await call.details() or "")
+            if code != grpc.StatusCode.OK:
+                raise ConnectionResetError(f"{code.name}: {await call.details()}")
+
+    async def _handle(self, call: Any, message: bot_pb2.PlayResponse) -> None:
+        kind = message.WhichOneof("message")
+        if kind == "decision_request":
+            await self._answer(call, message.decision_request)
+        elif kind == "event":
+            try:
+                self.bot.on_event(event_to_dict(message.event))
+            except Exception:
+                log.exception("on_event raised; the bot plays on")
+        elif kind == "error":
+            err = message.error
+            code = bot_pb2.ErrorCode.Name(err.code)
+            log.warning("server refused %s: %s", err.request_id or "a message", err.reason)
+            self.bot.on_error(err.request_id, code, err.reason)
+        elif kind == "welcome":
+            self.instance_id = message.welcome.instance_id
+            self.sessions += 1
+            log.info("connected to %s as %s", self.server, self.instance_id)
+            if self.on_welcome is not None:
+                self.on_welcome(message.welcome)
+            for decision in self._unsent:
+                await call.write(bot_pb2.PlayRequest(decision=decision))
+            self._unsent.clear()
+            self._welcomed = True
+
+    async def _answer(self, call: Any, msg: bot_pb2.DecisionRequest) -> None:
+        started = time.perf_counter()
+        legal = list(msg.legal_actions)
+        request = Request(
+            match_id=msg.match_id,
+            request_id=msg.request_id,
+            seat=msg.seat,
+            observation=observation_to_dict(msg.observation),
+            legal=legal,
+            deadline_ms=msg.deadline_ms,
+            time_bank_ms=msg.time_bank_ms,
+        )
+        try:
+            result: Any = self.bot.on_request(request)
+            if inspect.isawaitable(result):
+                result = await result
+            action = str(result)
+        except Exception:
+            log.exception("the bot raised on request %s; answering %r", msg.request_id, legal[:1])
+            action = legal[0] if legal else "pass"
+        decision = bot_pb2.Decision(
+            request_id=msg.request_id,
+            action=action,
+            think_time_us=int((time.perf_counter() - started) * 1e6),
+        )
+        self.decisions += 1
+        try:
+            await call.write(bot_pb2.PlayRequest(decision=decision))
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            # Sent again after the reconnect; the server takes it if it is still waiting.
+            self._unsent.append(decision)
+            raise

@@ -1,0 +1,89 @@
+"""Running bots from a program or the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from thousand_bot.bot import Bot
+from thousand_bot.client import BotClient
+
+
+def load_bot(ref: str) -> Callable[[], Bot]:
+    """``module:Class`` -> the class (or factory). The current directory is importable, so
+    ``mybot:MyBot`` finds ``./mybot.py``."""
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"expected module:Class, got {ref!r}")
+    cwd = str(Path.cwd())
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    module = importlib.import_module(module_name)
+    try:
+        factory = getattr(module, attr)
+    except AttributeError:
+        raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from None
+    if not callable(factory):
+        raise ValueError(f"{ref} is not a class")
+    return factory  # type: ignore[no-any-return]
+
+
+async def run_bots(
+    factory: Callable[[], Bot],
+    server: str,
+    token: str,
+    instances: int = 1,
+    stop: asyncio.Event | None = None,
+    max_attempts: int | None = None,
+) -> None:
+    """Run ``instances`` copies of the bot, each on its own stream, until ``stop`` is set
+    or the server refuses the token."""
+    stop = stop or asyncio.Event()
+    clients = [
+        BotClient(factory(), server, token, max_attempts=max_attempts) for _ in range(instances)
+    ]
+    tasks = [asyncio.create_task(c.run(stop)) for c in clients]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            task.result()
+    finally:
+        stop.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def run_bot(
+    bot: Bot | Callable[[], Bot],
+    server: str,
+    token: str,
+    instances: int = 1,
+    max_attempts: int | None = None,
+) -> None:
+    """Play until Ctrl-C or SIGTERM. ``bot`` is an instance (one instance only) or a class."""
+    if isinstance(bot, Bot):
+        if instances != 1:
+            raise ValueError("pass the bot class, not an instance, to run several instances")
+        instance = bot
+
+        def factory() -> Bot:
+            return instance
+
+    else:
+        factory = bot
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        await run_bots(factory, server, token, instances, stop, max_attempts)
+
+    asyncio.run(main())
