@@ -6,6 +6,7 @@ or an executor can depend on the vocabulary of a match without importing how it 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -99,6 +100,12 @@ class Seat(Protocol):
         ...
 
 
+#: Turns a bot reference the runner cannot resolve by itself (``remote:NAME``) into a
+#: seat.  Executors pass one to ``run_match_sync`` so that the runner needs to know nothing
+#: about how remote bots are reached (a gateway in the same process, Redis routing...).
+SeatResolver = Callable[[str], Seat]
+
+
 @dataclass
 class SeatStats:
     """What the referee counted for one seat during a match."""
@@ -107,6 +114,7 @@ class SeatStats:
     timeouts: int = 0
     illegal: int = 0
     strikes: int = 0
+    malformed: int = 0
     think_ms_total: float = 0.0
     think_ms_max: float = 0.0
 
