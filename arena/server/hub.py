@@ -85,6 +85,7 @@ class Connection:
     pending: set[str] = field(default_factory=set)
     closed: bool = False
     kicked_reason: str | None = None
+    failure: str | None = None
 
     def has_room(self) -> bool:
         return self.max_matches <= 0 or len(self.matches) < self.max_matches
@@ -285,8 +286,9 @@ class BotHub:
             if binding is not None:
                 binding.matches.discard(match_id)
                 self._wake(bot)
+            # The last event stays so that a second seat of the same bot is not told the
+            # end twice; release_match forgets it.
             self._encoders.pop(key, None)
-            self._last_event.pop(key, None)
 
 
 class RemoteSeat:

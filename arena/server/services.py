@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from arena import __version__
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
@@ -90,6 +91,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 yield message
             if conn.kicked_reason is not None:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, conn.kicked_reason)
+            if conn.failure is not None:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, conn.failure)
         finally:
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -127,8 +130,10 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                     )
         except asyncio.CancelledError:
             raise
+        except DecodeError as exc:
+            conn.failure = f"could not parse a PlayRequest: {exc}"
         except Exception as exc:  # the stream broke: the session ends, matches go on
-            log.debug("stream of %s ended: %s", conn.instance_id, exc)
+            log.debug("stream of %s ended: %r", conn.instance_id, exc)
         finally:
             conn.outbox.put_nowait(None)
 
