@@ -1,0 +1,266 @@
+"""Formats whose next matches depend on the results so far: the SPRT match and the league.
+
+Both are replayed from the results store on every step, so a stopped run resumes where
+it was and the same results lead to the same decisions.  Batch sizes come from the spec,
+never from the number of workers, so the matches played do not depend on the executor.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from arena.ratings import Decision, GameResult, LiveLeague, Sprt, SprtResult
+from arena.tournament.formats import _Builder, seatings_for
+from arena.tournament.model import ResultRecord, ScheduledMatch, sha_hex
+from arena.tournament.spec import Participant, SpecError, TournamentSpec, load_spec
+from arena.tournament.store import ResultStore
+
+log = logging.getLogger(__name__)
+
+#: Duplicate sets an SPRT match plays between two looks at the test.  Looking after every
+#: set would leave parallel workers idle; a round of 8 sets keeps 2-8 workers busy and
+#: overshoots the decision by at most 7 sets, which are stored but do not count.
+SPRT_ROUND_SETS = 8
+
+
+def pair_score(rec: ResultRecord, a: str, b: str) -> float:
+    """A's score against B in one game: 1 if A finished ahead, 0.5 level, 0 behind."""
+    ra = rec.ranks[rec.players.index(a)]
+    rb = rec.ranks[rec.players.index(b)]
+    return 1.0 if ra < rb else 0.5 if ra == rb else 0.0
+
+
+@dataclass(frozen=True)
+class SprtOutcome:
+    """Where the test stood after the sets that count."""
+
+    sets: int
+    games: int
+    result: SprtResult | None
+
+    @property
+    def decision(self) -> str:
+        return str(self.result.decision) if self.result else str(Decision.CONTINUE)
+
+    def describe(self, candidate: str, baseline: str) -> str:
+        if self.result is None:
+            return f"SPRT {candidate} vs {baseline}: no sets played"
+        verdict = {
+            Decision.H1: f"{candidate} is stronger than {baseline} (H1 accepted)",
+            Decision.H0: f"{candidate} is not stronger than {baseline} (H0 accepted)",
+            Decision.CONTINUE: "no decision within the maximum number of sets",
+        }[self.result.decision]
+        return f"SPRT after {self.sets} sets ({self.games} games): {verdict}; {self.result}"
+
+
+class SprtFormat:
+    """Candidate against baseline in duplicate sets until the GSPRT decides.
+
+    The sample is one duplicate set: its value is the candidate's mean pairwise score
+    against the baseline over the set's games (other seats are fixed opponents), so the
+    correlation inside a set never inflates the evidence.
+    """
+
+    def __init__(self, spec: TournamentSpec) -> None:
+        assert spec.sets is not None
+        f = spec.format
+        assert f.candidate is not None and f.baseline is not None
+        self.spec = spec
+        self.candidate = f.candidate
+        self.baseline = f.baseline
+        others = [p for p in spec.participants if p.name not in (f.candidate, f.baseline)]
+        self.table: list[Participant] = [
+            spec.participant(f.candidate),
+            spec.participant(f.baseline),
+            *others,
+        ]
+        self.seatings = seatings_for(spec.seats, f.seatings)
+        self.sprt = Sprt(elo0=f.elo0, elo1=f.elo1, alpha=f.alpha, beta=f.beta)
+        self.max_sets = spec.sets
+        games = len(self.seatings)
+        self.support = [i / (2 * games) for i in range(2 * games + 1)]
+        self.outcome = SprtOutcome(0, 0, None)
+
+    def planned_total(self) -> int | None:
+        return None
+
+    def max_total(self) -> int:
+        return self.max_sets * len(self.seatings)
+
+    def next_batch(self, done: Mapping[str, ResultRecord]) -> list[ScheduledMatch] | None:
+        b = _Builder(self.spec)
+        set_scores: list[float] = []
+        played = 0
+        rounds = math.ceil(self.max_sets / SPRT_ROUND_SETS)
+        for rnd in range(rounds):
+            n = min(SPRT_ROUND_SETS, self.max_sets - played)
+            sets = [b.duplicate_set(self.table, self.seatings, rnd) for _ in range(n)]
+            batch = [m for s in sets for m in s]
+            if not all(m.match_id in done for m in batch):
+                return batch
+            for games in sets:
+                scores = [
+                    pair_score(done[m.match_id], self.candidate, self.baseline) for m in games
+                ]
+                set_scores.append(sum(scores) / len(scores))
+                played += 1
+                result = self.sprt.scores(
+                    set_scores, games_per_sample=len(games), support=self.support
+                )
+                self.outcome = SprtOutcome(played, played * len(games), result)
+                if result.decision != Decision.CONTINUE:
+                    return None
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+# League
+
+
+RoundPlans = Callable[[int], list[ScheduledMatch] | None]
+
+
+class PlanMemory:
+    """Where a league keeps the plan of each round, so a resumed round is the same round."""
+
+    def get(self, rnd: int) -> list[ScheduledMatch] | None:
+        raise NotImplementedError
+
+    def put(self, rnd: int, plan: Sequence[ScheduledMatch]) -> list[ScheduledMatch]:
+        """Save unless a plan exists; return the plan that is now saved."""
+        raise NotImplementedError
+
+
+class MemoryPlans(PlanMemory):
+    def __init__(self) -> None:
+        self._plans: dict[int, list[ScheduledMatch]] = {}
+
+    def get(self, rnd: int) -> list[ScheduledMatch] | None:
+        return self._plans.get(rnd)
+
+    def put(self, rnd: int, plan: Sequence[ScheduledMatch]) -> list[ScheduledMatch]:
+        return self._plans.setdefault(rnd, list(plan))
+
+
+class StorePlans(PlanMemory):
+    """Round plans kept in the results store next to the results they lead to."""
+
+    def __init__(self, store: ResultStore, tournament: str) -> None:
+        self.store = store
+        self.tournament = tournament
+
+    def get(self, rnd: int) -> list[ScheduledMatch] | None:
+        plan = self.store.get_round_plan(self.tournament, rnd)
+        return None if plan is None else [ScheduledMatch.from_json(m) for m in plan]
+
+    def put(self, rnd: int, plan: Sequence[ScheduledMatch]) -> list[ScheduledMatch]:
+        saved = self.store.put_round_plan(self.tournament, rnd, [m.to_json() for m in plan])
+        return [ScheduledMatch.from_json(m) for m in saved]
+
+
+class LeagueFormat:
+    """An open-ended league: every round pairs the current participants by live rating.
+
+    Participants are read again from the spec file before each new round, so adding a
+    bot to the file makes it join at the next round (a file that no longer validates is
+    reported and the previous list kept).  Pairing sorts the players by a draw from their
+    openskill belief (``mu + sigma * z``, z from a seeded hash): close ratings meet, and a
+    newcomer's wide belief moves it around the table until its rating settles.  When the
+    field does not divide into tables, the players with the most games sit out.  Each
+    round's plan is saved before it is played, so a stopped round resumes unchanged even
+    if bots joined meanwhile.
+    """
+
+    def __init__(
+        self,
+        spec: TournamentSpec,
+        plans: PlanMemory | None = None,
+        reload: Callable[[], Sequence[Participant]] | None = None,
+    ) -> None:
+        assert spec.sets is not None
+        self.spec = spec
+        self.rounds = spec.format.rounds
+        self.seatings = seatings_for(spec.seats, spec.format.seatings)
+        self.plans = plans or MemoryPlans()
+        self.reload = reload or self._reload_from_file
+        self.participants: list[Participant] = list(spec.participants)
+        self.league = LiveLeague(seats=spec.seats)
+
+    def planned_total(self) -> int | None:
+        return None
+
+    def _reload_from_file(self) -> Sequence[Participant]:
+        if not self.spec.source:
+            return self.participants
+        try:
+            fresh = load_spec(self.spec.source)
+        except SpecError as exc:
+            log.warning(
+                "league spec not reloaded, keeping %d participants: %s", len(self.participants), exc
+            )
+            return self.participants
+        return fresh.participants
+
+    def next_batch(self, done: Mapping[str, ResultRecord]) -> list[ScheduledMatch] | None:
+        league = LiveLeague(seats=self.spec.seats)
+        next_index = 0
+        next_set = 0
+        rnd = 0
+        while self.rounds is None or rnd < self.rounds:
+            plan = self.plans.get(rnd)
+            if plan is None:
+                self.participants = list(self.reload())
+                fresh = self.pair(rnd, league, next_index, next_set)
+                if not fresh:
+                    self.league = league
+                    return []  # not enough players yet: the scheduler waits and asks again
+                plan = self.plans.put(rnd, fresh)
+            if not all(m.match_id in done for m in plan):
+                self.league = league
+                return plan
+            for m in plan:
+                rec = done[m.match_id]
+                league.update(
+                    GameResult(tuple(rec.players), tuple(rec.scores), tuple(rec.ranks), rec.group)
+                )
+            next_index = max(m.index for m in plan) + 1
+            next_set += len({m.group for m in plan})
+            rnd += 1
+        self.league = league
+        return None
+
+    def pair(
+        self, rnd: int, league: LiveLeague, next_index: int, next_set: int
+    ) -> list[ScheduledMatch]:
+        k = self.spec.seats
+        players = self.participants
+        if len(players) < k:
+            return []
+        seed = self.spec.seed
+        order_hash = {p.name: sha_hex(f"{seed}/league/{rnd}/{p.name}") for p in players}
+        n_out = len(players) % k
+        if n_out:
+            busiest = sorted(
+                players, key=lambda p: (-league.rating(p.name).games, order_hash[p.name])
+            )
+            sitting = {p.name for p in busiest[:n_out]}
+            players = [p for p in players if p.name not in sitting]
+        rng = np.random.default_rng(int(sha_hex(f"{seed}/league/{rnd}", 16), 16))
+        draws = rng.standard_normal(len(players))
+        keyed = []
+        for p, z in zip(players, draws, strict=True):
+            r = league.rating(p.name)
+            keyed.append((-(r.mu + r.sigma * float(z)), order_hash[p.name], p))
+        ranked = [p for _, _, p in sorted(keyed, key=lambda t: (t[0], t[1]))]
+        b = _Builder(self.spec, next_index=next_index, next_set=next_set)
+        plan: list[ScheduledMatch] = []
+        for t in range(0, len(ranked), k):
+            table = ranked[t : t + k]
+            for _ in range(self.spec.sets or 1):
+                plan.extend(b.duplicate_set(table, self.seatings, rnd))
+        return plan

@@ -1,0 +1,242 @@
+"""The leaderboard: Bradley-Terry ratings with 95% intervals plus the plain counts behind them.
+
+Ratings come from :mod:`arena.ratings`, with duplicate sets as the unit of the bootstrap
+(the store's ``group`` column), so the interval reflects how many independent deal
+sequences were played, not how many games.  Timeouts and illegal moves are shown next to
+the rating because a bot that wins by luck of the fallback policy should be visible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from arena.ratings import GameTable, ratings_table
+from arena.tournament.model import ResultRecord
+from arena.tournament.spec import DEFAULT_DB
+from arena.tournament.store import ResultStore, StoreError
+
+BOOTSTRAP = 200
+
+
+@dataclass(frozen=True)
+class LeaderRow:
+    """One line of the leaderboard (ratings on the Elo scale, mean 0)."""
+
+    rank: int
+    player: str
+    bot: str
+    rating: float
+    ci_low: float
+    ci_high: float
+    games: int
+    mean_score: float
+    win_rate: float
+    timeouts: int
+    illegal: int
+    strikes: int
+    forfeits: int
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        for key in ("rating", "ci_low", "ci_high", "mean_score", "win_rate"):
+            value = data[key]
+            data[key] = None if value is None or not math.isfinite(value) else round(value, 4)
+        return data
+
+
+def game_table(records: Sequence[ResultRecord]) -> GameTable:
+    """Results as the array form the ratings need (scales to millions of rows)."""
+    names = sorted({p for r in records for p in r.players})
+    index = {p: i for i, p in enumerate(names)}
+    n = len(records)
+    seats = np.full((n, 4), -1, dtype=np.int64)
+    ranks = np.zeros((n, 4), dtype=np.int64)
+    scores = np.zeros((n, 4), dtype=np.float64)
+    group_ids: dict[tuple[str, str], int] = {}
+    groups = np.empty(n, dtype=np.int64)
+    for g, r in enumerate(records):
+        k = len(r.players)
+        seats[g, :k] = [index[p] for p in r.players]
+        ranks[g, :k] = r.ranks
+        scores[g, :k] = r.scores
+        groups[g] = group_ids.setdefault((r.tournament, r.group), len(group_ids))
+    width = max(2, max((len(r.players) for r in records), default=2))
+    return GameTable.from_arrays(
+        names, seats[:, :width], ranks[:, :width], groups, scores[:, :width]
+    )
+
+
+def compute_leaderboard(
+    records: Iterable[ResultRecord], *, n_bootstrap: int = BOOTSTRAP, seed: int = 0
+) -> list[LeaderRow]:
+    """Rate the players of ``records``; rows best first."""
+    recs = [r for r in records if len(r.players) >= 2]
+    if not recs:
+        return []
+    table = game_table(recs)
+    rated = ratings_table(table, n_bootstrap=n_bootstrap, seed=seed)
+    counts: dict[str, dict[str, int]] = {}
+    bots: dict[str, str] = {}
+    for r in recs:
+        for seat, name in enumerate(r.players):
+            c = counts.setdefault(name, {"timeouts": 0, "illegal": 0, "strikes": 0, "forfeits": 0})
+            stats = r.seat_stats[seat] if seat < len(r.seat_stats) else {}
+            c["timeouts"] += int(stats.get("timeouts", 0))
+            c["illegal"] += int(stats.get("illegal", 0))
+            c["strikes"] += int(stats.get("strikes", 0))
+            if r.forfeit_seat == seat:
+                c["forfeits"] += 1
+            if seat < len(r.bots):
+                bots[name] = r.bots[seat]
+    rows = []
+    for i, row in enumerate(rated, start=1):
+        c = counts.get(row.player, {})
+        rows.append(
+            LeaderRow(
+                rank=i,
+                player=row.player,
+                bot=bots.get(row.player, ""),
+                rating=row.rating,
+                ci_low=row.ci_low,
+                ci_high=row.ci_high,
+                games=row.games,
+                mean_score=row.mean_score,
+                win_rate=row.win_rate,
+                timeouts=c.get("timeouts", 0),
+                illegal=c.get("illegal", 0),
+                strikes=c.get("strikes", 0),
+                forfeits=c.get("forfeits", 0),
+            )
+        )
+    return rows
+
+
+def load_records(store: ResultStore, tournament: str | None) -> list[ResultRecord]:
+    if tournament is not None:
+        known = {t.name for t in store.tournaments()}
+        if tournament not in known:
+            names = ", ".join(sorted(known)) or "none"
+            raise StoreError(f"no tournament '{tournament}' in {store.url} (tournaments: {names})")
+    return list(store.iter_results(tournament))
+
+
+def _num(value: float, digits: int = 1) -> str:
+    return "-" if not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def format_table(rows: Sequence[LeaderRow]) -> str:
+    """A fixed-width text table for a terminal."""
+    head = (
+        "#",
+        "player",
+        "rating",
+        "95% CI",
+        "games",
+        "mean score",
+        "win %",
+        "timeouts",
+        "illegal",
+    )
+    body = []
+    for r in rows:
+        half = (r.ci_high - r.ci_low) / 2 if math.isfinite(r.ci_high) else float("nan")
+        body.append(
+            (
+                str(r.rank),
+                r.player,
+                _num(r.rating),
+                f"± {_num(half)}  [{_num(r.ci_low)}, {_num(r.ci_high)}]",
+                str(r.games),
+                _num(r.mean_score),
+                _num(100 * r.win_rate),
+                str(r.timeouts),
+                str(r.illegal),
+            )
+        )
+    widths = [
+        max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)
+    ]
+    right = {0, 2, 4, 5, 6, 7, 8}
+
+    def fmt(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(cells)
+        ).rstrip()
+
+    lines = [fmt(head), fmt(["-" * w for w in widths])]
+    lines.extend(fmt(b) for b in body)
+    return "\n".join(lines)
+
+
+CSV_FIELDS = (
+    "rank",
+    "player",
+    "bot",
+    "rating",
+    "ci_low",
+    "ci_high",
+    "games",
+    "mean_score",
+    "win_rate",
+    "timeouts",
+    "illegal",
+    "strikes",
+    "forfeits",
+)
+
+
+def format_csv(rows: Sequence[LeaderRow]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: v if v is not None else "" for k, v in r.to_json().items()})
+    return out.getvalue()
+
+
+def leaderboard_main(argv: Sequence[str] | None = None) -> int:
+    """``arena leaderboard``: ratings and counts from the results store."""
+    parser = argparse.ArgumentParser(
+        prog="arena leaderboard", description="Show ratings with 95% intervals from stored results."
+    )
+    parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+    parser.add_argument("--tournament", "-t", help="one tournament (default: all in the database)")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON")
+    out.add_argument("--csv", action="store_true", help="print CSV")
+    parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help="bootstrap replicates")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.bootstrap < 0:
+        parser.error("--bootstrap must be 0 or more")
+    try:
+        with ResultStore(args.db) as store:
+            records = load_records(store, args.tournament)
+    except StoreError as exc:
+        print(f"arena leaderboard: {exc}", file=sys.stderr)
+        return 2
+    rows = compute_leaderboard(records, n_bootstrap=args.bootstrap)
+    if args.json:
+        payload = {
+            "tournament": args.tournament,
+            "matches": len(records),
+            "rows": [r.to_json() for r in rows],
+        }
+        print(json.dumps(payload, indent=2))
+    elif args.csv:
+        sys.stdout.write(format_csv(rows))
+    elif not rows:
+        print("no results yet")
+    else:
+        scope = f"tournament {args.tournament}" if args.tournament else "all tournaments"
+        print(f"{scope}: {len(records)} games")
+        print(format_table(rows))
+    return 0

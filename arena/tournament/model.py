@@ -1,0 +1,165 @@
+"""Records passed between the scheduler, the executors and the results store.
+
+A scheduled match carries, besides the referee's ``MatchSpec``, the tournament context
+(participant names, index, duplicate-set group) so that a worker on another machine can
+write a complete result row without reading the spec file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.referee.types import JSON, MatchResult, MatchSpec
+
+
+def sha_hex(text: str, length: int = 64) -> str:
+    """The project's one way to derive ids and seeds from text: SHA-256, hex."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+def match_id_for(tournament: str, seed: str, index: int) -> str:
+    """Stable id of match ``index``: a re-delivered or resumed match has the same id."""
+    return sha_hex(f"{tournament}/{seed}/{index}", 32)
+
+
+@dataclass(frozen=True)
+class ScheduledMatch:
+    """One match of a tournament, ready to hand to any executor."""
+
+    tournament: str
+    index: int
+    group: str
+    round: int
+    players: tuple[str, ...]
+    spec: MatchSpec
+
+    @property
+    def match_id(self) -> str:
+        return self.spec.match_id
+
+    def to_json(self) -> JSON:
+        return {
+            "tournament": self.tournament,
+            "index": self.index,
+            "group": self.group,
+            "round": self.round,
+            "players": list(self.players),
+            "spec": self.spec.to_json(),
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, data: JSON) -> ScheduledMatch:
+        return cls(
+            tournament=data["tournament"],
+            index=int(data["index"]),
+            group=str(data["group"]),
+            round=int(data.get("round", 0)),
+            players=tuple(data["players"]),
+            spec=MatchSpec.from_json(data["spec"]),
+        )
+
+    @classmethod
+    def loads(cls, text: str | bytes | JSON) -> ScheduledMatch:
+        if isinstance(text, dict):
+            return cls.from_json(text)
+        return cls.from_json(json.loads(text))
+
+
+@dataclass
+class ResultRecord:
+    """One row of the results store: what happened in one match, written once."""
+
+    match_id: str
+    tournament: str
+    index: int
+    group: str
+    round: int
+    players: list[str]
+    bots: list[str]
+    seed: str
+    status: str
+    scores: list[int]
+    ranks: list[int]
+    deals: int
+    seat_stats: list[JSON]
+    forfeit_seat: int | None = None
+    duration_s: float = 0.0
+    finished_at: float = 0.0
+    worker: str = ""
+    replay: JSON | None = None
+    extra: JSON = field(default_factory=dict)
+
+    @property
+    def timeouts(self) -> list[int]:
+        return [int(s.get("timeouts", 0)) for s in self.seat_stats]
+
+    @property
+    def illegal(self) -> list[int]:
+        return [int(s.get("illegal", 0)) for s in self.seat_stats]
+
+    @property
+    def strikes(self) -> list[int]:
+        return [int(s.get("strikes", 0)) for s in self.seat_stats]
+
+    @classmethod
+    def from_result(
+        cls,
+        match: ScheduledMatch,
+        result: MatchResult,
+        *,
+        finished_at: float,
+        worker: str,
+    ) -> ResultRecord:
+        data = result.to_json()
+        return cls(
+            match_id=match.match_id,
+            tournament=match.tournament,
+            index=match.index,
+            group=match.group,
+            round=match.round,
+            players=list(match.players),
+            bots=list(match.spec.bots),
+            seed=match.spec.seed,
+            status=result.status,
+            scores=[int(s) for s in result.scores],
+            ranks=[int(r) for r in result.ranks],
+            deals=int(result.deals),
+            seat_stats=list(data["seat_stats"]),
+            forfeit_seat=result.forfeit_seat,
+            duration_s=float(result.duration_s),
+            finished_at=finished_at,
+            worker=worker,
+            replay=result.replay,
+        )
+
+    def outcome_key(self) -> tuple[Any, ...]:
+        """The part of a result that must not depend on where or when it was played."""
+        return (
+            self.match_id,
+            self.index,
+            self.group,
+            tuple(self.players),
+            self.seed,
+            self.status,
+            tuple(self.scores),
+            tuple(self.ranks),
+            self.deals,
+            self.forfeit_seat,
+        )
+
+    def summary_json(self) -> JSON:
+        """A small form for a task result backend (no replay)."""
+        return {
+            "match_id": self.match_id,
+            "index": self.index,
+            "status": self.status,
+            "scores": self.scores,
+            "ranks": self.ranks,
+            "deals": self.deals,
+        }

@@ -1,0 +1,165 @@
+"""Real services for the tournament tests: Redis, PostgreSQL schemas, Celery workers."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+PG_BASE = os.environ.get("ARENA_TEST_PG", "postgresql://127.0.0.1:5432/test")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(
+    check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1, what: str = ""
+) -> Any:
+    """Poll ``check`` until it returns something truthy; fail with ``what`` on timeout."""
+    deadline = time.monotonic() + timeout
+    last_error: BaseException | None = None
+    while time.monotonic() < deadline:
+        try:
+            result = check()
+        except Exception as exc:
+            last_error = exc
+        else:
+            if result:
+                return result
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what or check}: last error {last_error!r}")
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A throw-away redis-server on a free loopback port; yields its URL."""
+    redis_bin = shutil.which("redis-server")
+    if redis_bin is None:
+        raise RuntimeError("redis-server is not installed")
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="arena-redis-") as tmp:
+        proc = subprocess.Popen(
+            [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", tmp],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            import redis
+
+            def ping() -> bool:
+                client = redis.Redis(port=port, socket_timeout=1)
+                try:
+                    return bool(client.ping())
+                finally:
+                    client.close()
+
+            wait_for(ping, what="redis-server")
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextlib.contextmanager
+def pg_schema() -> Iterator[str]:
+    """A database URL with a fresh PostgreSQL schema, dropped afterwards."""
+    import psycopg
+    from psycopg import sql
+
+    schema = f"arena_test_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(PG_BASE, autocommit=True, connect_timeout=5)
+    except psycopg.Error as exc:  # pragma: no cover - depends on the machine
+        import pytest
+
+        pytest.skip(f"PostgreSQL not reachable at {PG_BASE}: {exc}")
+    try:
+        yield f"{PG_BASE}?schema={schema}"
+    finally:
+        admin.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        admin.close()
+
+
+class Worker:
+    """A real Celery worker process (``arena worker`` code path) in its own process group."""
+
+    def __init__(
+        self,
+        broker: str,
+        log_path: Path,
+        *,
+        name: str,
+        pool: str = "solo",
+        concurrency: int = 1,
+        visibility_timeout: float = 3.0,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.log_path = log_path
+        self.log = log_path.open("ab")
+        full_env = dict(os.environ)
+        full_env.update(
+            {
+                "ARENA_BROKER_URL": broker,
+                "PYTHONPATH": os.pathsep.join([str(REPO), full_env.get("PYTHONPATH", "")]),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        full_env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        full_env.update(env or {})
+        code = "import sys; from workers.app import worker_main; sys.exit(worker_main(sys.argv[1:]))"
+        args = [
+            sys.executable, "-c", code,
+            "--broker", broker,
+            "--pool", pool,
+            "--concurrency", str(concurrency),
+            "--visibility-timeout", str(visibility_timeout),
+            "--hostname", f"{name}@%h",
+            "--loglevel", "INFO",
+        ]
+        self.proc = subprocess.Popen(
+            args, stdout=self.log, stderr=subprocess.STDOUT, cwd=REPO, env=full_env,
+            start_new_session=True,
+        )
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        def ready() -> bool:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"worker exited: {self.log_path.read_text()[-3000:]}")
+            return "ready." in self.log_path.read_text(errors="replace")
+
+        wait_for(ready, timeout=timeout, interval=0.2, what=f"worker (log {self.log_path})")
+
+    def kill_hard(self) -> None:
+        """SIGKILL the whole worker (master and pool children), like a lost machine."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill_hard()
+        self.log.close()

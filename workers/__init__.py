@@ -1,0 +1,1 @@
+"""Celery workers that play tournament matches (``celery -A workers.app worker``)."""

@@ -1,0 +1,38 @@
+"""The match task.  Delivery is at least once; the store makes the result exactly once."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+from workers.app import app
+
+
+@app.task(  # type: ignore[untyped-decorator]  # celery has no type hints
+    name="workers.tasks.play_match",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def play_match(self: Any, spec_json: str | dict[str, Any], db_url: str) -> dict[str, Any]:
+    """Play one scheduled match (unless its result is stored) and store it once.
+
+    ``spec_json`` is a ``ScheduledMatch`` as JSON text.  A match that raises is recorded
+    in the store's failures table, where the scheduler finds and reports it; the task does
+    not retry by itself because a deterministic match that failed once fails again.
+    """
+    from arena.tournament.executors import play_and_store, routing_url_from_env, worker_identity
+    from arena.tournament.model import ScheduledMatch
+    from arena.tournament.store import shared_store
+
+    try:
+        return play_and_store(spec_json, db_url, routing_url_from_env())
+    except Exception as exc:
+        try:
+            match = ScheduledMatch.loads(spec_json)
+            where = f"{self.request.hostname or worker_identity()}"
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            shared_store(db_url).record_failure(match.match_id, match.tournament, detail, where)
+        except Exception:
+            pass
+        raise
