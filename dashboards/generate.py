@@ -1,0 +1,712 @@
+"""Write the arena's Grafana dashboards (``dashboards/*.json``) from one description.
+
+Dashboards are kept as code so that every panel uses the same datasource uid, the same
+variables and a consistent layout; the JSON files are committed because Grafana provisions
+them as they are.  Run ``python dashboards/generate.py`` after editing this file (a test
+fails when the JSON is out of date).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DATASOURCE = {"type": "prometheus", "uid": "prometheus"}
+TAG = "thousand-arena"
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class Query:
+    expr: str
+    legend: str = ""
+    instant: bool = False
+
+
+@dataclass
+class Panel:
+    title: str
+    description: str
+    queries: list[Query]
+    kind: str = "timeseries"
+    unit: str = "short"
+    width: int = 12
+    height: int = 8
+    min: float | None = None
+    max: float | None = None
+    decimals: int | None = None
+    stacked: bool = False
+    thresholds: list[tuple[float | None, str]] = field(default_factory=list)
+    mappings: list[JSON] = field(default_factory=list)
+
+
+def _thresholds(steps: list[tuple[float | None, str]]) -> JSON:
+    steps = steps or [(None, "green")]
+    return {
+        "mode": "absolute",
+        "steps": [{"color": color, "value": value} for value, color in steps],
+    }
+
+
+def _panel_json(panel: Panel, panel_id: int, x: int, y: int) -> JSON:
+    defaults: JSON = {
+        "unit": panel.unit,
+        "thresholds": _thresholds(panel.thresholds),
+        "mappings": panel.mappings,
+        "color": {
+            "mode": "thresholds" if panel.kind in ("stat", "bargauge") else "palette-classic"
+        },
+    }
+    for key in ("min", "max", "decimals"):
+        value = getattr(panel, key)
+        if value is not None:
+            defaults[key] = value
+    options: JSON
+    if panel.kind == "timeseries":
+        defaults["custom"] = {
+            "drawStyle": "line",
+            "lineWidth": 1,
+            "fillOpacity": 20 if panel.stacked else 10,
+            "showPoints": "never",
+            "spanNulls": False,
+            "stacking": {"mode": "normal" if panel.stacked else "none", "group": "A"},
+        }
+        options = {
+            "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+            "tooltip": {"mode": "multi", "sort": "desc"},
+        }
+    elif panel.kind == "stat":
+        options = {
+            "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+            "colorMode": "value",
+            "graphMode": "area",
+            "justifyMode": "auto",
+            "orientation": "auto",
+            "textMode": "auto",
+        }
+    elif panel.kind == "bargauge":
+        options = {
+            "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+            "displayMode": "gradient",
+            "orientation": "horizontal",
+            "showUnfilled": True,
+        }
+    elif panel.kind == "table":
+        options = {"showHeader": True, "cellHeight": "sm"}
+    else:
+        raise ValueError(f"unknown panel kind {panel.kind!r}")
+    targets = []
+    for index, query in enumerate(panel.queries):
+        target: JSON = {
+            "datasource": DATASOURCE,
+            "refId": chr(ord("A") + index),
+            "expr": query.expr,
+            "legendFormat": query.legend or "__auto",
+            "range": not query.instant,
+            "instant": query.instant,
+        }
+        if panel.kind == "table":
+            target["format"] = "table"
+        targets.append(target)
+    out: JSON = {
+        "id": panel_id,
+        "type": panel.kind,
+        "title": panel.title,
+        "description": panel.description,
+        "datasource": DATASOURCE,
+        "gridPos": {"h": panel.height, "w": panel.width, "x": x, "y": y},
+        "fieldConfig": {"defaults": defaults, "overrides": []},
+        "options": options,
+        "targets": targets,
+    }
+    if panel.kind == "table":
+        out["transformations"] = [
+            {"id": "merge", "options": {}},
+            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+        ]
+    return out
+
+
+def _variable(name: str, label: str, metric: str, label_name: str) -> JSON:
+    definition = f"label_values({metric}, {label_name})"
+    return {
+        "name": name,
+        "label": label,
+        "type": "query",
+        "datasource": DATASOURCE,
+        "definition": definition,
+        "query": {"query": definition, "refId": f"{name}-values"},
+        "refresh": 2,
+        "includeAll": True,
+        "multi": True,
+        "allValue": ".*",
+        "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+        "options": [],
+        "sort": 1,
+        "hide": 0,
+    }
+
+
+def dashboard(
+    uid: str, title: str, description: str, panels: list[Panel], variables: list[JSON]
+) -> JSON:
+    """Lay panels out left to right, wrapping at Grafana's 24 columns."""
+    laid: list[JSON] = []
+    x = y = row_height = 0
+    for panel_id, panel in enumerate(panels, start=1):
+        if x + panel.width > 24:
+            x, y, row_height = 0, y + row_height, 0
+        laid.append(_panel_json(panel, panel_id, x, y))
+        x += panel.width
+        row_height = max(row_height, panel.height)
+    return {
+        "uid": uid,
+        "title": title,
+        "description": description,
+        "tags": [TAG],
+        "timezone": "browser",
+        "schemaVersion": 39,
+        "version": 1,
+        "editable": False,
+        "graphTooltip": 1,
+        "refresh": "10s",
+        "time": {"from": "now-1h", "to": "now"},
+        "timepicker": {},
+        "fiscalYearStartMonth": 0,
+        "liveNow": False,
+        "annotations": {"list": []},
+        "links": [
+            {
+                "type": "dashboards",
+                "tags": [TAG],
+                "asDropdown": True,
+                "title": "Arena dashboards",
+                "includeVars": False,
+                "keepTime": True,
+            }
+        ],
+        "templating": {"list": variables},
+        "panels": laid,
+    }
+
+
+RATE = "$__rate_interval"
+UP_MAPPING = [
+    {
+        "type": "value",
+        "options": {
+            "0": {"text": "DOWN", "color": "red", "index": 0},
+            "1": {"text": "UP", "color": "green", "index": 1},
+        },
+    }
+]
+
+
+def overview() -> JSON:
+    panels = [
+        Panel(
+            "Matches running",
+            "Matches being played now, summed over all workers.",
+            [Query("sum(arena_matches_running)")],
+            kind="stat",
+            width=4,
+            height=5,
+        ),
+        Panel(
+            "Matches finished (range)",
+            "Matches that ended in the selected time range, any status.",
+            [Query("sum(increase(arena_matches_finished_total[$__range]))")],
+            kind="stat",
+            width=4,
+            height=5,
+            decimals=0,
+        ),
+        Panel(
+            "Bot instances connected",
+            "Bot instances connected to the gateway now.",
+            [Query("sum(arena_bot_instances)")],
+            kind="stat",
+            width=4,
+            height=5,
+        ),
+        Panel(
+            "Workers up",
+            "Workers Prometheus could scrape at its last attempt.",
+            [Query('sum(up{job="worker"})')],
+            kind="stat",
+            width=4,
+            height=5,
+            thresholds=[(None, "red"), (1, "green")],
+        ),
+        Panel(
+            "Gateway",
+            "Whether the gateway answered its last scrape.",
+            [Query('min(up{job="gateway"})')],
+            kind="stat",
+            width=4,
+            height=5,
+            thresholds=[(None, "red"), (1, "green")],
+            mappings=UP_MAPPING,
+        ),
+        Panel(
+            "Alerts firing",
+            "Alert rules firing now (see Prometheus at :9090/alerts).",
+            [Query('sum(ALERTS{alertstate="firing"}) or vector(0)')],
+            kind="stat",
+            width=4,
+            height=5,
+            thresholds=[(None, "green"), (1, "red")],
+        ),
+        Panel(
+            "Matches running",
+            "Matches in play over time.",
+            [Query("sum(arena_matches_running)", "running")],
+        ),
+        Panel(
+            "Matches finished per second, by status",
+            "completed: played to the end; forfeit: a seat reached the strike limit; "
+            "aborted: stopped before the end; error: the match could not be played.",
+            [Query(f"sum by (status) (rate(arena_matches_finished_total[{RATE}]))", "{{status}}")],
+            unit="ops",
+            stacked=True,
+        ),
+        Panel(
+            "Deals and games per second",
+            "Throughput of the whole arena.",
+            [
+                Query(f"sum(rate(arena_deals_total[{RATE}]))", "deals/s"),
+                Query(f"sum(rate(arena_games_total[{RATE}]))", "games/s"),
+            ],
+            unit="ops",
+        ),
+        Panel(
+            "Decisions per second, by outcome",
+            "ok: a legal reply in time; timeout: deadline and time bank spent; illegal: a legal "
+            "form but an illegal action; malformed: an unparseable reply.",
+            [Query(f"sum by (outcome) (rate(arena_decisions_total[{RATE}]))", "{{outcome}}")],
+            unit="ops",
+            stacked=True,
+        ),
+        Panel(
+            "Connected bot instances, by bot",
+            "Instances per bot name; one token may run several instances.",
+            [Query("sum by (bot) (arena_bot_instances)", "{{bot}}")],
+            stacked=True,
+        ),
+        Panel(
+            "Gateway refusals per second, by reason",
+            "Connections and calls the gateway refused (bad or missing tokens...).",
+            [
+                Query(
+                    f"sum by (reason) (rate(arena_gateway_auth_failures_total[{RATE}]))",
+                    "{{reason}}",
+                )
+            ],
+            unit="ops",
+        ),
+    ]
+    return dashboard(
+        "arena-overview",
+        "Arena overview",
+        "What the arena is doing now: matches, throughput, decisions and connected bots.",
+        panels,
+        [],
+    )
+
+
+def bots() -> JSON:
+    sel = 'bot=~"$bot"'
+    panels = [
+        Panel(
+            "Decision latency p50, by bot",
+            "Median time from a decision request to the bot's reply.",
+            [
+                Query(
+                    "histogram_quantile(0.5, sum by (bot, le) "
+                    f"(rate(arena_decision_latency_seconds_bucket{{{sel}}}[{RATE}])))",
+                    "{{bot}}",
+                )
+            ],
+            unit="s",
+        ),
+        Panel(
+            "Decision latency p99, by bot",
+            "99th percentile of decision latency: close to the deadline means timeouts soon.",
+            [
+                Query(
+                    "histogram_quantile(0.99, sum by (bot, le) "
+                    f"(rate(arena_decision_latency_seconds_bucket{{{sel}}}[{RATE}])))",
+                    "{{bot}}",
+                )
+            ],
+            unit="s",
+        ),
+        Panel(
+            "Decisions per second, by bot",
+            "How much each bot is asked.",
+            [Query(f"sum by (bot) (rate(arena_decisions_total{{{sel}}}[{RATE}]))", "{{bot}}")],
+            unit="ops",
+        ),
+        Panel(
+            "Timeout share, by bot",
+            "Share of decisions that ran out of time (alert above 5%).",
+            [
+                Query(
+                    f'sum by (bot) (rate(arena_decisions_total{{{sel},outcome="timeout"}}[{RATE}]))'
+                    f" / sum by (bot) (rate(arena_decisions_total{{{sel}}}[{RATE}]))",
+                    "{{bot}}",
+                )
+            ],
+            unit="percentunit",
+            min=0,
+        ),
+        Panel(
+            "Illegal or malformed share, by bot",
+            "Share of replies that were illegal or unparseable (alert above 1%).",
+            [
+                Query(
+                    "sum by (bot) (rate(arena_decisions_total"
+                    f'{{{sel},outcome=~"illegal|malformed"}}[{RATE}]))'
+                    f" / sum by (bot) (rate(arena_decisions_total{{{sel}}}[{RATE}]))",
+                    "{{bot}}",
+                )
+            ],
+            unit="percentunit",
+            min=0,
+        ),
+        Panel(
+            "Timeouts and illegal moves per second, by bot",
+            "Bad decisions as a rate, by kind.",
+            [
+                Query(
+                    "sum by (bot, outcome) (rate(arena_decisions_total"
+                    f'{{{sel},outcome!="ok"}}[{RATE}]))',
+                    "{{bot}} {{outcome}}",
+                )
+            ],
+            unit="ops",
+        ),
+        Panel(
+            "Strikes in range, by bot",
+            "Strikes: decisions answered by the referee's fallback after a timeout or an "
+            "illegal reply.",
+            [
+                Query(
+                    f"sort_desc(sum by (bot) (increase(arena_strikes_total{{{sel}}}[$__range])))",
+                    "{{bot}}",
+                    instant=True,
+                )
+            ],
+            kind="bargauge",
+            width=8,
+            decimals=0,
+            thresholds=[(None, "green"), (1, "orange"), (10, "red")],
+        ),
+        Panel(
+            "Forfeits in range, by bot",
+            "Matches lost by reaching the strike limit.",
+            [
+                Query(
+                    f"sort_desc(sum by (bot) (increase(arena_forfeits_total{{{sel}}}[$__range])))",
+                    "{{bot}}",
+                    instant=True,
+                )
+            ],
+            kind="bargauge",
+            width=8,
+            decimals=0,
+            thresholds=[(None, "green"), (1, "red")],
+        ),
+        Panel(
+            "Instances connected, by bot",
+            "Bot instances connected to the gateway now.",
+            [Query(f"sum by (bot) (arena_bot_instances{{{sel}}})", "{{bot}}", instant=True)],
+            kind="bargauge",
+            width=8,
+            decimals=0,
+        ),
+        Panel(
+            "Decisions in range, by bot and outcome",
+            "Counts over the selected time range.",
+            [
+                Query(
+                    f"sum by (bot, outcome) (increase(arena_decisions_total{{{sel}}}[$__range]))",
+                    instant=True,
+                )
+            ],
+            kind="table",
+            width=24,
+            decimals=0,
+        ),
+    ]
+    return dashboard(
+        "arena-bots",
+        "Arena bots",
+        "Per-bot health: decision latency, timeouts, illegal moves, strikes and forfeits.",
+        panels,
+        [_variable("bot", "Bot", "arena_decisions_total", "bot")],
+    )
+
+
+def tournaments() -> JSON:
+    sel = 'tournament=~"$tournament"'
+    panels = [
+        Panel(
+            "Progress",
+            "Share of the planned matches that have a stored result.",
+            [
+                Query(
+                    f"max by (tournament) (arena_tournament_matches_done{{{sel}}})"
+                    f" / max by (tournament) (arena_tournament_matches{{{sel}}})",
+                    "{{tournament}}",
+                    instant=True,
+                )
+            ],
+            kind="bargauge",
+            unit="percentunit",
+            min=0,
+            max=1,
+            thresholds=[(None, "blue"), (1, "green")],
+        ),
+        Panel(
+            "Matches done and planned",
+            "Matches with a result and matches planned, per tournament.",
+            [
+                Query(
+                    f"max by (tournament) (arena_tournament_matches_done{{{sel}}})",
+                    "{{tournament}} done",
+                ),
+                Query(
+                    f"max by (tournament) (arena_tournament_matches{{{sel}}})",
+                    "{{tournament}} planned",
+                ),
+            ],
+            decimals=0,
+        ),
+        Panel(
+            "Matches remaining",
+            "Planned matches still without a result.",
+            [
+                Query(
+                    f"max by (tournament) (arena_tournament_matches{{{sel}}})"
+                    f" - max by (tournament) (arena_tournament_matches_done{{{sel}}})",
+                    "{{tournament}}",
+                    instant=True,
+                )
+            ],
+            kind="stat",
+            width=8,
+            decimals=0,
+        ),
+        Panel(
+            "Matches finished per minute",
+            "Completion pace of the selected tournaments.",
+            [
+                Query(
+                    "sum by (tournament) (deriv(max by (tournament) "
+                    f"(arena_tournament_matches_done{{{sel}}})[{RATE}:])) * 60",
+                    "{{tournament}}",
+                )
+            ],
+            width=16,
+            min=0,
+        ),
+        Panel(
+            "Ratings over time",
+            "Each bot's rating on the Elo scale as the tournament goes on.",
+            [Query(f"max by (tournament, bot) (arena_rating{{{sel}}})", "{{tournament}} {{bot}}")],
+            width=16,
+            height=10,
+            decimals=0,
+        ),
+        Panel(
+            "Current ratings",
+            "Latest ratings, best first.",
+            [
+                Query(
+                    f"sort_desc(max by (tournament, bot) (arena_rating{{{sel}}}))",
+                    "{{tournament}} {{bot}}",
+                    instant=True,
+                )
+            ],
+            kind="bargauge",
+            width=8,
+            height=10,
+            decimals=0,
+        ),
+    ]
+    return dashboard(
+        "arena-tournaments",
+        "Arena tournaments",
+        "Tournament progress and ratings.",
+        panels,
+        [_variable("tournament", "Tournament", "arena_tournament_matches", "tournament")],
+    )
+
+
+def workers() -> JSON:
+    grpc_handled = "grpc_server_handled_total"
+    panels = [
+        Panel(
+            "Workers up",
+            "Worker processes (Celery masters) Prometheus could scrape.",
+            [Query('sum(up{job="worker"})')],
+            kind="stat",
+            width=6,
+            height=5,
+            thresholds=[(None, "red"), (1, "green")],
+        ),
+        Panel(
+            "Gateway",
+            "Whether the gateway answered its last scrape.",
+            [Query('min(up{job="gateway"})')],
+            kind="stat",
+            width=6,
+            height=5,
+            thresholds=[(None, "red"), (1, "green")],
+            mappings=UP_MAPPING,
+        ),
+        Panel(
+            "Tasks queued",
+            "Tasks waiting in all broker queues.",
+            [Query("sum(max by (queue) (arena_queue_depth))")],
+            kind="stat",
+            width=6,
+            height=5,
+            thresholds=[(None, "green"), (20, "orange"), (100, "red")],
+        ),
+        Panel(
+            "Matches running",
+            "Matches in play on all workers.",
+            [Query("sum(arena_matches_running)")],
+            kind="stat",
+            width=6,
+            height=5,
+        ),
+        Panel(
+            "Scrape targets",
+            "1 when Prometheus could scrape the target, 0 when not.",
+            [Query('up{job=~"gateway|worker"}', "{{job}} {{instance}}")],
+            min=0,
+            max=1,
+        ),
+        Panel(
+            "Queue depth, by queue",
+            "Tasks waiting per queue, as sampled by the workers (alert when it keeps growing).",
+            [Query("max by (queue) (arena_queue_depth)", "{{queue}}")],
+        ),
+        Panel(
+            "Task retries per second, by task",
+            "Celery task retries.",
+            [Query(f"sum by (task) (rate(arena_task_retries_total[{RATE}]))", "{{task}}")],
+            unit="ops",
+        ),
+        Panel(
+            "Matches running, by worker",
+            "How evenly matches spread over the workers.",
+            [
+                Query(
+                    'sum by (instance) (arena_matches_running{job="worker"})',
+                    "{{instance}}",
+                )
+            ],
+            stacked=True,
+        ),
+        Panel(
+            "gRPC calls per second, by method and code",
+            "Calls the gateway finished, by status code (Go spelling: OK, Unauthenticated...).",
+            [
+                Query(
+                    f"sum by (grpc_service, grpc_method, grpc_code) (rate({grpc_handled}[{RATE}]))",
+                    "{{grpc_method}} {{grpc_code}}",
+                )
+            ],
+            unit="ops",
+        ),
+        Panel(
+            "gRPC unary latency p99, by method",
+            "Time the gateway took to answer unary calls.",
+            [
+                Query(
+                    "histogram_quantile(0.99, sum by (grpc_service, grpc_method, le) "
+                    f'(rate(grpc_server_handling_seconds_bucket{{grpc_type="unary"}}[{RATE}])))',
+                    "{{grpc_method}}",
+                )
+            ],
+            unit="s",
+        ),
+        Panel(
+            "gRPC streams open, by method",
+            "Streams started and not yet finished, e.g. bot connections.",
+            [
+                Query(
+                    "sum by (grpc_service, grpc_method) "
+                    '(grpc_server_started_total{grpc_type=~".+_stream"})'
+                    " - sum by (grpc_service, grpc_method) "
+                    f'({grpc_handled}{{grpc_type=~".+_stream"}})',
+                    "{{grpc_method}}",
+                )
+            ],
+        ),
+        Panel(
+            "gRPC errors per second, by method and code",
+            "Calls that did not end OK.",
+            [
+                Query(
+                    "sum by (grpc_method, grpc_code) "
+                    f'(rate({grpc_handled}{{grpc_code!="OK"}}[{RATE}]))',
+                    "{{grpc_method}} {{grpc_code}}",
+                )
+            ],
+            unit="ops",
+        ),
+        Panel(
+            "Gateway memory",
+            "Resident memory of the gateway process.",
+            [Query('process_resident_memory_bytes{job="gateway"}', "{{instance}}")],
+            unit="bytes",
+        ),
+        Panel(
+            "Gateway CPU",
+            "CPU seconds per second used by the gateway process.",
+            [Query(f'rate(process_cpu_seconds_total{{job="gateway"}}[{RATE}])', "{{instance}}")],
+            unit="percentunit",
+        ),
+    ]
+    return dashboard(
+        "arena-workers",
+        "Arena workers and queues",
+        "Workers, queues, retries and the gateway's gRPC traffic.",
+        panels,
+        [],
+    )
+
+
+DASHBOARDS = {
+    "arena-overview.json": overview,
+    "arena-bots.json": bots,
+    "arena-tournaments.json": tournaments,
+    "arena-workers.json": workers,
+}
+
+
+def render() -> dict[str, str]:
+    """File name -> JSON text, as committed."""
+    return {name: json.dumps(build(), indent=2) + "\n" for name, build in DASHBOARDS.items()}
+
+
+def main(argv: list[str]) -> int:
+    out_dir = Path(argv[1]) if len(argv) > 1 else HERE
+    for name, text in render().items():
+        (out_dir / name).write_text(text)
+        print(f"wrote {out_dir / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

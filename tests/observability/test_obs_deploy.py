@@ -1,0 +1,308 @@
+"""Static checks of the deployment: Prometheus config and rules, compose file, dashboards.
+
+There is no container engine in CI, so the compose file is checked against the Compose
+specification's schema and for the references between its parts; Prometheus files go
+through promtool; dashboards are checked here and queried for real in
+``test_obs_prometheus.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pytest
+import yaml
+from obs_support import PROMTOOL, REPO
+
+PROM_DIR = REPO / "deploy" / "prometheus"
+COMPOSE_FILE = REPO / "docker-compose.yml"
+DASHBOARD_DIR = REPO / "dashboards"
+PROVISIONING = DASHBOARD_DIR / "provisioning"
+
+
+def promtool(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PROMTOOL, *args], capture_output=True, text=True, check=False, timeout=120, cwd=PROM_DIR
+    )
+
+
+def load_yaml(path: Path) -> Any:
+    return yaml.safe_load(path.read_text())
+
+
+def compose() -> dict[str, Any]:
+    data: dict[str, Any] = load_yaml(COMPOSE_FILE)
+    return data
+
+
+def dashboards() -> dict[str, dict[str, Any]]:
+    return {p.name: json.loads(p.read_text()) for p in sorted(DASHBOARD_DIR.glob("*.json"))}
+
+
+# --- Prometheus ----------------------------------------------------------------------------
+
+
+def test_promtool_check_config() -> None:
+    result = promtool("check", "config", "prometheus.yml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 rule files found" in result.stdout
+
+
+def test_promtool_check_rules() -> None:
+    result = promtool("check", "rules", "alerts.yml")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_promtool_rule_unit_tests() -> None:
+    result = promtool("test", "rules", "alerts_test.yml")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_alert_has_a_firing_and_a_quiet_case() -> None:
+    alerts = {
+        rule["alert"]
+        for group in load_yaml(PROM_DIR / "alerts.yml")["groups"]
+        for rule in group["rules"]
+        if "alert" in rule
+    }
+    firing: set[str] = set()
+    quiet: set[str] = set()
+    for case in load_yaml(PROM_DIR / "alerts_test.yml")["tests"]:
+        for check in case.get("alert_rule_test", []):
+            (firing if check.get("exp_alerts") else quiet).add(check["alertname"])
+    assert alerts - firing == set(), "alerts never tested firing"
+    assert alerts - quiet == set(), "alerts never tested staying quiet"
+    for group in load_yaml(PROM_DIR / "alerts.yml")["groups"]:
+        for rule in group["rules"]:
+            assert rule["labels"]["severity"] in ("warning", "critical")
+            assert rule["annotations"]["summary"] and rule["annotations"]["description"]
+
+
+def test_promtool_rejects_a_broken_rule(tmp_path: Path) -> None:
+    """The checks above would catch a mistake: promtool is not a rubber stamp."""
+    broken = tmp_path / "broken.yml"
+    broken.write_text(
+        "groups:\n  - name: x\n    rules:\n      - alert: Broken\n"
+        "        expr: sum(rate(arena_decisions_total[5m])\n"
+    )
+    result = promtool("check", "rules", str(broken))
+    assert result.returncode != 0
+
+
+# --- compose -------------------------------------------------------------------------------
+
+
+def test_compose_file_matches_the_compose_specification() -> None:
+    checker = Path(sys.executable).parent / "check-jsonschema"
+    result = subprocess.run(
+        [str(checker), "--builtin-schema", "vendor.compose-spec", str(COMPOSE_FILE)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_compose_dependencies_exist_and_wait_for_health() -> None:
+    services = compose()["services"]
+    for name, service in services.items():
+        for dep, how in (service.get("depends_on") or {}).items():
+            assert dep in services, f"{name} depends on unknown service {dep}"
+            assert how["condition"] in ("service_healthy", "service_started")
+            if how["condition"] == "service_healthy":
+                assert "healthcheck" in services[dep], f"{dep} has no healthcheck"
+    for name in ("redis", "gateway", "worker", "prometheus", "grafana"):
+        assert name in services
+        assert "healthcheck" in services[name], f"{name} has no healthcheck"
+    assert services["gateway"]["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert services["worker"]["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert services["grafana"]["depends_on"]["prometheus"]["condition"] == "service_healthy"
+
+
+def test_workers_can_scale() -> None:
+    worker = compose()["services"]["worker"]
+    assert worker["deploy"]["replicas"] >= 1
+    # A fixed name or a published host port would make --scale worker=N fail.
+    assert "container_name" not in worker
+    assert "ports" not in worker
+    assert worker["environment"]["PROMETHEUS_MULTIPROC_DIR"] in worker["tmpfs"]
+    assert worker["command"][:2] == ["arena", "worker"]
+    assert "--metrics-port" in worker["command"]
+
+
+def _mounts(service: dict[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for volume in service.get("volumes") or []:
+        if isinstance(volume, str):
+            source, target = volume.split(":")[:2]
+        else:
+            source, target = volume["source"], volume["target"]
+        out.append((source, target))
+    return out
+
+
+def test_compose_mounts_and_volumes_exist() -> None:
+    data = compose()
+    declared = set((data.get("volumes") or {}).keys())
+    used: set[str] = set()
+    for name, service in data["services"].items():
+        for source, _target in _mounts(service):
+            if source.startswith((".", "/")):
+                assert (REPO / source).exists(), f"{name} mounts missing {source}"
+            else:
+                assert source in declared, f"{name} uses undeclared volume {source}"
+                used.add(source)
+        build = service.get("build")
+        if build:
+            context = REPO / build["context"]
+            assert (context / build["dockerfile"]).is_file()
+    assert declared == used, "declared volumes nobody uses"
+
+
+def test_dockerfile_copies_files_that_exist() -> None:
+    dockerfile = (REPO / "deploy" / "Dockerfile").read_text()
+    sources = []
+    for line in dockerfile.splitlines():
+        parts = line.split()
+        if parts[:1] == ["COPY"] and not any(p.startswith("--from") for p in parts):
+            sources += parts[1:-1]
+    assert sources
+    for source in sources:
+        assert (REPO / source).exists(), f"Dockerfile copies missing {source}"
+    assert "pip install ." in dockerfile
+
+
+def test_prometheus_jobs_target_compose_services() -> None:
+    services = compose()["services"]
+    config = load_yaml(PROM_DIR / "prometheus.yml")
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    assert {"gateway", "worker"} <= set(jobs)
+    for name, job in jobs.items():
+        targets: list[tuple[str, int]] = []
+        for static in job.get("static_configs", []):
+            for target in static["targets"]:
+                host, port = target.rsplit(":", 1)
+                targets.append((host, int(port)))
+        for dns in job.get("dns_sd_configs", []):
+            targets += [(host, int(dns["port"])) for host in dns["names"]]
+        assert targets, f"job {name} scrapes nothing"
+        for host, port in targets:
+            assert host in services, f"job {name} targets {host}, not a compose service"
+            service = services[host]
+            listens = {str(a) for a in service.get("command") or []}
+            listens |= {str(p).split(":")[-1] for p in service.get("ports") or []}
+            assert str(port) in listens, f"{host} does not listen on {port}"
+    # Workers scale, so they must be discovered, not listed.
+    assert "dns_sd_configs" in jobs["worker"]
+    # The rule files Prometheus loads are mounted next to its config.
+    mounts = dict(_mounts(services["prometheus"]))
+    assert mounts.get("./deploy/prometheus") == "/etc/prometheus"
+    for rule_file in config["rule_files"]:
+        assert (PROM_DIR / rule_file).is_file()
+
+
+def test_grafana_provisioning_matches_compose() -> None:
+    grafana = compose()["services"]["grafana"]
+    mounts = {target: source for source, target in _mounts(grafana)}
+    assert mounts["/etc/grafana/provisioning"] == "./dashboards/provisioning"
+    providers = [
+        provider
+        for path in (PROVISIONING / "dashboards").glob("*.yml")
+        for provider in load_yaml(path)["providers"]
+    ]
+    assert providers
+    for provider in providers:
+        container_path = provider["options"]["path"]
+        assert container_path in mounts, f"provider path {container_path} is not mounted"
+        assert list((REPO / mounts[container_path]).glob("*.json")), "no dashboard to load"
+    home = PurePosixPath(grafana["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"])
+    assert (REPO / mounts[str(home.parent)] / home.name).is_file()
+    datasources = provisioned_datasources()
+    services = compose()["services"]
+    for source in datasources.values():
+        host = re.match(r"https?://([^:/]+)", source["url"])
+        assert host is not None and host.group(1) in services
+
+
+# --- dashboards ----------------------------------------------------------------------------
+
+
+def provisioned_datasources() -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in (PROVISIONING / "datasources").glob("*.yml"):
+        for source in load_yaml(path)["datasources"]:
+            out[source["uid"]] = source
+    return out
+
+
+def _datasource_uids(node: Any) -> list[str]:
+    uids: list[str] = []
+    if isinstance(node, dict):
+        source = node.get("datasource")
+        if isinstance(source, dict) and "uid" in source:
+            uids.append(source["uid"])
+        elif isinstance(source, str):
+            uids.append(source)
+        for value in node.values():
+            uids += _datasource_uids(value)
+    elif isinstance(node, list):
+        for value in node:
+            uids += _datasource_uids(value)
+    return uids
+
+
+def test_expected_dashboards_exist() -> None:
+    uids = {d["uid"] for d in dashboards().values()}
+    assert uids == {"arena-overview", "arena-bots", "arena-tournaments", "arena-workers"}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DASHBOARD_DIR.glob("*.json")))
+def test_dashboard_is_well_formed(name: str) -> None:
+    board = dashboards()[name]
+    assert "__inputs" not in board and "__requires" not in board
+    assert board["title"] and board["uid"] and board["panels"]
+    ids = [panel["id"] for panel in board["panels"]]
+    assert len(ids) == len(set(ids)), "panel ids repeat"
+    for panel in board["panels"]:
+        assert panel["targets"], f"panel {panel['title']} has no query"
+        assert panel["datasource"]["uid"] == "prometheus"
+        ref_ids = [target["refId"] for target in panel["targets"]]
+        assert len(ref_ids) == len(set(ref_ids))
+        for target in panel["targets"]:
+            assert target["expr"].strip()
+        grid = panel["gridPos"]
+        assert grid["x"] >= 0 and grid["x"] + grid["w"] <= 24
+    provisioned = set(provisioned_datasources())
+    used = set(_datasource_uids(board))
+    assert used and used <= provisioned, f"unprovisioned datasources {used - provisioned}"
+
+
+def test_dashboard_panels_do_not_overlap() -> None:
+    for name, board in dashboards().items():
+        cells: set[tuple[int, int]] = set()
+        for panel in board["panels"]:
+            g = panel["gridPos"]
+            mine = {
+                (x, y)
+                for x in range(g["x"], g["x"] + g["w"])
+                for y in range(g["y"], g["y"] + g["h"])
+            }
+            assert not cells & mine, f"{name}: {panel['title']} overlaps another panel"
+            cells |= mine
+
+
+def test_dashboard_json_is_generated_from_generate_py() -> None:
+    sys.path.insert(0, str(DASHBOARD_DIR))
+    try:
+        import generate  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(DASHBOARD_DIR))
+    rendered: dict[str, str] = generate.render()
+    on_disk = {p.name: p.read_text() for p in DASHBOARD_DIR.glob("*.json")}
+    assert rendered == on_disk, "run: python dashboards/generate.py"
