@@ -37,7 +37,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from arena.referee.types import JSON, DecisionRequest, Seat
+from arena.referee.types import JSON, DecisionRequest, Seat, SeatResolver
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +129,15 @@ class RedisRemoteSeat:
         if client is not None:
             with contextlib.suppress(Exception):
                 await client.aclose()  # type: ignore[attr-defined]  # stubs predate aclose
+
+
+def routing_resolver(redis_url: str) -> SeatResolver:
+    """A resolver for the referee: ``remote:NAME`` seats reached through Redis at ``redis_url``."""
+
+    def resolve(ref: str) -> Seat:
+        return remote_seat(ref, redis_url)
+
+    return resolve
 
 
 def is_remote(ref: str) -> bool:

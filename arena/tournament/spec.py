@@ -276,10 +276,18 @@ def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
             )
         return None
     if ":" in ref:
-        if not _MODULE_REF_RE.match(ref):
-            return f"bad bot reference '{ref}': a Python bot is written module.path:ClassName"
+        module_name, _, class_name = ref.rpartition(":")
+        is_file = module_name.endswith(".py") or "/" in module_name
+        if not is_file and not _MODULE_REF_RE.match(ref):
+            return (
+                f"bad bot reference '{ref}': a Python bot is written module.path:ClassName "
+                "or path/to/file.py:ClassName"
+            )
         if check_imports:
-            module_name, _, class_name = ref.partition(":")
+            if is_file:
+                if not Path(module_name).is_file():
+                    return f"no file '{module_name}' for bot '{ref}'"
+                return None  # loading a file runs it: left to the referee at match time
             try:
                 module = importlib.import_module(module_name)
             except Exception as exc:

@@ -26,7 +26,11 @@ def spec_of(**changes: Any) -> TournamentSpec:
         "name": "cup",
         "seed": "s1",
         "rules": "classic",
-        "participants": ["greedy", {"name": "r1", "bot": "random"}, {"name": "r2", "bot": "random"}],
+        "participants": [
+            "greedy",
+            {"name": "r1", "bot": "random"},
+            {"name": "r2", "bot": "random"},
+        ],
         "format": "duplicate",
         "sets": 3,
     }
@@ -208,8 +212,11 @@ def test_league_pairs_joiners_at_the_next_round() -> None:
         for m in batch:
             done[m.match_id] = fake_result(m, [1, 2, 3])
         if len(seen_rounds) == 2:
-            roster += [Participant("late-1", "greedy"), Participant("late-2", "random"),
-                       Participant("late-3", "random")]
+            roster += [
+                Participant("late-1", "greedy"),
+                Participant("late-2", "random"),
+                Participant("late-3", "random"),
+            ]
     assert len(seen_rounds) == 4
     assert "late-1" not in seen_rounds[1]
     assert {"late-1", "late-2", "late-3"} <= seen_rounds[2]

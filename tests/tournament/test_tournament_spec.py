@@ -267,7 +267,7 @@ def test_bad_syntax_and_files(tmp_path: Path) -> None:
         load_spec(tmp_path / "missing.yaml")
     odd = tmp_path / "cup.ini"
     odd.write_text("x")
-    with pytest.raises(SpecError, match="unknown spec file type '.ini'"):
+    with pytest.raises(SpecError, match=r"unknown spec file type '\.ini'"):
         load_spec(odd)
 
 

@@ -110,7 +110,7 @@ def test_tournament_registration_refuses_a_different_spec(store: ResultStore) ->
     store.register_tournament(spec.with_overrides(executor="inline", db="elsewhere.sqlite3"))
     more_sets = validate_spec({**SPEC, "sets": 5})
     store.register_tournament(more_sets)  # extending a tournament is allowed
-    with pytest.raises(StoreError, match="already in .* with different"):
+    with pytest.raises(StoreError, match=r"already in .* with different"):
         store.register_tournament(validate_spec({**SPEC, "seed": "other"}))
     [info] = store.tournaments()
     assert info.name == "cup"

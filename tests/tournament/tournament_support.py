@@ -53,8 +53,19 @@ def redis_server() -> Iterator[str]:
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="arena-redis-") as tmp:
         proc = subprocess.Popen(
-            [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", tmp],
+            [
+                redis_bin,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                tmp,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -125,18 +136,32 @@ class Worker:
         )
         full_env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         full_env.update(env or {})
-        code = "import sys; from workers.app import worker_main; sys.exit(worker_main(sys.argv[1:]))"
+        code = (
+            "import sys; from workers.app import worker_main; sys.exit(worker_main(sys.argv[1:]))"
+        )
         args = [
-            sys.executable, "-c", code,
-            "--broker", broker,
-            "--pool", pool,
-            "--concurrency", str(concurrency),
-            "--visibility-timeout", str(visibility_timeout),
-            "--hostname", f"{name}@%h",
-            "--loglevel", "INFO",
+            sys.executable,
+            "-c",
+            code,
+            "--broker",
+            broker,
+            "--pool",
+            pool,
+            "--concurrency",
+            str(concurrency),
+            "--visibility-timeout",
+            str(visibility_timeout),
+            "--hostname",
+            f"{name}@%h",
+            "--loglevel",
+            "INFO",
         ]
         self.proc = subprocess.Popen(
-            args, stdout=self.log, stderr=subprocess.STDOUT, cwd=REPO, env=full_env,
+            args,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            env=full_env,
             start_new_session=True,
         )
 

@@ -1,0 +1,259 @@
+"""Tournament throughput: local process pool against Celery workers over Redis.
+
+The benchmark starts its own Redis (``redis-server`` on a free port, no persistence) and
+its own workers, plays the same seeded tournament on each executor and reports games per
+second.  Each executor is warmed up first (processes spawned, modules imported), because
+a long tournament pays that once and the figure is meant to show steady-state cost: for
+the pool, pickling results back to the parent; for Celery, the broker round trip and the
+worker's own write to the results store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from arena.tournament.executors import CeleryExecutor, Executor, LocalExecutor
+from arena.tournament.run import run_tournament
+from arena.tournament.spec import TournamentSpec, validate_spec
+from arena.tournament.store import ResultStore
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait(check: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            if check():
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+@contextlib.contextmanager
+def _redis(workdir: Path) -> Iterator[str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed; the Celery figures need it")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        import redis
+
+        client = redis.Redis(port=port, socket_timeout=1)
+        _wait(client.ping, 20, "redis-server")
+        client.close()
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def _workers(broker: str, n: int, workdir: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``n`` Celery workers, one process each (solo pool), like ``n`` pool processes."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    code = "import sys; from workers.app import worker_main; sys.exit(worker_main(sys.argv[1:]))"
+    procs = []
+    logs = []
+    try:
+        for i in range(n):
+            log = (workdir / f"worker-{n}-{i}.log").open("wb")
+            logs.append(log)
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-c",
+                        code,
+                        "--broker",
+                        broker,
+                        "--pool",
+                        "solo",
+                        "--hostname",
+                        f"bench{i}-{n}@%h",
+                        "--loglevel",
+                        "WARNING",
+                    ],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=REPO,
+                    start_new_session=True,
+                )
+            )
+        yield procs
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        for log in logs:
+            log.close()
+
+
+def _spec(name: str, sets: int, db: str, max_deals: int | None, preset: str) -> TournamentSpec:
+    data: dict[str, Any] = {
+        "name": name,
+        "seed": "bench",
+        "rules": preset,
+        "participants": ["greedy", "random", {"name": "random-2", "bot": "random"}],
+        "format": "duplicate",
+        "sets": sets,
+        "db": db,
+    }
+    if max_deals is not None:
+        data["max_deals"] = max_deals
+    return validate_spec(data)
+
+
+def _timed(spec: TournamentSpec, executor: Executor) -> float:
+    """Games per second of one run of ``spec`` on a warm ``executor``."""
+    warm = _spec(spec.name + "-warmup", 1, spec.db, spec.max_deals, spec.preset)
+    run_tournament(warm, executor=executor)
+    t = time.perf_counter()
+    summary = run_tournament(spec, executor=executor)
+    elapsed = time.perf_counter() - t
+    return summary.played / elapsed if elapsed > 0 else float("inf")
+
+
+def bench_tournament(
+    games: int = 240,
+    *,
+    max_deals: int | None = None,
+    preset: str = "classic",
+    processes: Sequence[int] = (1, 2),
+    celery: bool = True,
+    ratings_results: int = 1_000_000,
+) -> dict[str, Any]:
+    """Games/s on the local pool and on Celery for each worker count, and the ratings time.
+
+    ``games`` is rounded up to whole duplicate sets (6 games each).  ``overhead_*`` is how
+    much slower Celery is than the pool with the same number of processes (the target is
+    under 10%).  ``ratings_s`` is the time to rate ``ratings_results`` results with
+    bootstrap intervals (from :func:`arena.ratings.bench.bench_ratings`); 0 skips it.
+    """
+    sets = max(1, -(-games // 6))
+    out: dict[str, Any] = {
+        "games": sets * 6,
+        "preset": preset,
+        "max_deals": max_deals,
+        "cpus": os.cpu_count(),
+    }
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        workdir = Path(tmp)
+        db = f"sqlite:///{workdir / 'bench.sqlite3'}"
+        ResultStore(db).close()
+        for n in processes:
+            with LocalExecutor(workers=n) as ex:
+                out[f"local_{n}_games_per_s"] = round(
+                    _timed(_spec(f"local-{n}", sets, db, max_deals, preset), ex), 2
+                )
+        if celery:
+            with _redis(workdir) as broker:
+                for n in processes:
+                    with _workers(broker, n, workdir):
+                        ex = CeleryExecutor(broker=broker, poll_s=0.05)
+                        try:
+                            _wait(lambda: ex.workers_alive() >= n, 60, f"{n} Celery workers")  # noqa: B023
+                            rate = _timed(_spec(f"celery-{n}", sets, db, max_deals, preset), ex)
+                        finally:
+                            ex.close()
+                    out[f"celery_{n}_games_per_s"] = round(rate, 2)
+                    local = out.get(f"local_{n}_games_per_s")
+                    if local:
+                        out[f"overhead_{n}_pct"] = round(100 * (local - rate) / local, 1)
+    if ratings_results > 0:
+        try:
+            from arena.ratings.bench import bench_ratings
+        except ImportError:
+            out["ratings_s"] = None
+        else:
+            r = bench_ratings(ratings_results)
+            out["ratings_results"] = ratings_results
+            out["ratings_s"] = round(float(r["table_s"]), 3)
+    return out
+
+
+def bench_main(argv: Sequence[str] | None = None) -> int:
+    """``arena bench tournament``: print the figures (``--json`` for machines)."""
+    parser = argparse.ArgumentParser(
+        prog="arena bench tournament",
+        description="Games/s on the local pool and Celery workers; ratings time.",
+    )
+    parser.add_argument("--games", type=int, default=240, help="games per measurement")
+    parser.add_argument("--max-deals", type=int, default=None, help="stop games after N deals")
+    parser.add_argument("--preset", default="classic")
+    parser.add_argument("--no-celery", action="store_true", help="skip the Celery figures")
+    parser.add_argument(
+        "--ratings-results", type=int, default=1_000_000, help="results to rate (0: skip)"
+    )
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    res = bench_tournament(
+        args.games,
+        max_deals=args.max_deals,
+        preset=args.preset,
+        celery=not args.no_celery,
+        ratings_results=args.ratings_results,
+    )
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    print(f"tournament benchmark: {res['games']} games per run, preset {res['preset']}")
+    for key, value in res.items():
+        if key.endswith("_games_per_s"):
+            print(f"  {key[: -len('_games_per_s')].replace('_', ' x '):12s} {value:8.2f} games/s")
+    for key, value in res.items():
+        if key.startswith("overhead_"):
+            n = key.split("_")[1]
+            print(f"  Celery overhead at {n} process(es): {value:+.1f}%")
+    if res.get("ratings_s") is not None:
+        print(f"  ratings of {res['ratings_results']:,} results: {res['ratings_s']:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(bench_main())
