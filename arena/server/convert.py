@@ -113,6 +113,7 @@ OBSERVATION_KEYS = (
     "received", "discarded", "shown_marriages", "trump", "marriages", "trick", "leader",
     "tricks_taken", "points_taken", "hand_sizes",
 )  # fmt: skip
+_TYPED = frozenset(OBSERVATION_KEYS)
 
 
 def observation_to_proto(observation: Mapping[str, Any]) -> common_pb2.Observation:
@@ -121,17 +122,15 @@ def observation_to_proto(observation: Mapping[str, Any]) -> common_pb2.Observati
     msg = common_pb2.Observation()
     extras: dict[str, Any] = {}
     for key, value in observation.items():
-        if key not in OBSERVATION_KEYS:
+        if key not in _TYPED:
             extras[key] = value
             continue
-        probe = common_pb2.Observation()
         try:
-            _fill_observation(probe, key, value)
+            _fill_observation(msg, key, value)
         except (TypeError, ValueError):
+            msg.ClearField(key)  # undo a partly filled repeated field
             extras[key] = value
-            continue
-        msg.MergeFrom(probe)
-    msg.extra_json = json.dumps(extras, separators=(",", ":"), sort_keys=True)
+    msg.extra_json = json.dumps(extras, separators=(",", ":"), sort_keys=True) if extras else "{}"
     return msg
 
 

@@ -18,7 +18,7 @@ import asyncio
 import itertools
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -117,6 +117,9 @@ class BotHub:
         self._ids = itertools.count(1)
         self._round_robin = itertools.count()
         self._versions: dict[str, str] = {}
+        #: Called with (bot, request id, outcome, seconds since sent, bot's think time in
+        #: microseconds) for every answer that reached a waiting request; for statistics.
+        self.on_answer: Callable[[str, str, Outcome, float, int], None] | None = None
 
     # --- instances --------------------------------------------------------------------
 
@@ -246,6 +249,8 @@ class BotHub:
         outcome, text = classify_action(decision.action, pending.legal)
         latency = time.perf_counter() - pending.sent_at if pending.sent_at else 0.0
         pending.future.set_result(text)
+        if self.on_answer is not None:
+            self.on_answer(conn.bot, decision.request_id, outcome, latency, decision.think_time_us)
         result = DecisionAnswer(outcome=outcome, latency_s=latency)
         if outcome is Outcome.MALFORMED:
             result.error = bot_pb2.Error(

@@ -43,7 +43,10 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         self,
         request_iterator: AsyncIterator[bot_pb2.PlayRequest],
         context: grpc.aio.ServicerContext[Any, Any],
-    ) -> AsyncIterator[bot_pb2.PlayResponse]:
+    ) -> None:
+        # Written with context.write rather than as a generator: every layer of generator
+        # (ours, an interceptor's) costs each message a resumption, and this stream carries
+        # every decision of every match.
         identity = self.auth.identify(context.invocation_metadata())
         if identity.verdict is not Verdict.BOT or identity.bot is None:
             # The interceptor refuses these before we get here; this is the second lock.
@@ -79,16 +82,19 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         log.info("bot %s connected as %s (%s)", bot, conn.instance_id, hello.client or "?")
         reader = asyncio.create_task(self._read(conn, request_iterator))
         try:
-            yield bot_pb2.PlayResponse(
-                welcome=bot_pb2.Welcome(
-                    bot_name=bot, instance_id=conn.instance_id, server_version=__version__
+            await context.write(
+                bot_pb2.PlayResponse(
+                    welcome=bot_pb2.Welcome(
+                        bot_name=bot, instance_id=conn.instance_id, server_version=__version__
+                    )
                 )
             )
+            outbox = conn.outbox
             while True:
-                message = await conn.outbox.get()
+                message = await outbox.get()
                 if message is None:
                     break
-                yield message
+                await context.write(message)
             if conn.kicked_reason is not None:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, conn.kicked_reason)
             if conn.failure is not None:

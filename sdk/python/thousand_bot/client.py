@@ -126,45 +126,47 @@ class BotClient:
                 delay = min(delay * 2, self.backoff_max)
 
     async def _session(self, stop: asyncio.Event) -> None:
-        """One stream, from hello to its end."""
+        """One stream, from hello to its end (or until ``stop`` is set)."""
         async with grpc.aio.insecure_channel(self.server, options=self.channel_options) as ch:
             stub = bot_pb2_grpc.BotServiceStub(ch)
             call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
+            # The stop signal cancels the whole stream once, rather than racing every read
+            # against it: a read per decision is the hot path.
+            reading = asyncio.ensure_future(self._converse(call))
             stopper = asyncio.ensure_future(stop.wait())
             try:
-                await call.write(
-                    bot_pb2.PlayRequest(
-                        hello=bot_pb2.Hello(
-                            name=self.bot.name,
-                            version=self.bot.version,
-                            max_concurrent_matches=self.bot.max_concurrent_matches,
-                            client=f"thousand-bot-python/{__version__}",
-                        )
-                    )
-                )
-                while True:
-                    reader = asyncio.ensure_future(call.read())
-                    done, _ = await asyncio.wait(
-                        {reader, stopper}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if reader not in done:
-                        reader.cancel()
-                        call.cancel()
-                        return
-                    message = reader.result()
-                    if message is grpc.aio.EOF:
-                        break
-                    try:
-                        await self._handle(call, message)
-                    except asyncio.InvalidStateError:  # the stream ended while we wrote
-                        break
+                await asyncio.wait({reading, stopper}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 stopper.cancel()
+            if not reading.done():
+                call.cancel()
+                reading.cancel()
+                with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+                    await reading
+                return
+            reading.result()  # a stream error (AioRpcError) propagates to run()
             code = await call.code()
             if code in PERMANENT_CODES:
                 raise BotRejected(code, await call.details() or "")
             if code != grpc.StatusCode.OK:
                 raise ConnectionResetError(f"{code.name}: {await call.details()}")
+
+    async def _converse(self, call: Any) -> None:
+        await call.write(
+            bot_pb2.PlayRequest(
+                hello=bot_pb2.Hello(
+                    name=self.bot.name,
+                    version=self.bot.version,
+                    max_concurrent_matches=self.bot.max_concurrent_matches,
+                    client=f"thousand-bot-python/{__version__}",
+                )
+            )
+        )
+        try:
+            async for message in call:
+                await self._handle(call, message)
+        except asyncio.InvalidStateError:  # the stream ended while we wrote
+            pass
 
     async def _handle(self, call: Any, message: bot_pb2.PlayResponse) -> None:
         kind = message.WhichOneof("message")
