@@ -1,0 +1,461 @@
+"""The match runner: one game of 1000 between seats, with a clock, fallbacks and a replay.
+
+The runner owns the :class:`~arena.engine.Game`; seats only ever see what the engine's
+observation shows them and the public events.  Every decision goes through the same steps
+(see ``docs/referee.md``):
+
+1. the seat gets a :class:`DecisionRequest` (its observation, the legal actions as text,
+   the per-decision deadline and what is left of its time bank);
+2. the answer is timed: time beyond the deadline is drawn from the seat's bank, and an
+   answer that needed more than deadline plus bank is a timeout;
+3. a timeout, an unparsable answer (malformed) or an illegal action is replaced by the
+   documented fallback action (:mod:`arena.referee.fallback`), marked in the replay, and
+   costs a strike; at ``strike_limit`` strikes the seat forfeits the match;
+4. the action is applied and the public events it caused go to every seat and to the
+   spectator callback.
+
+In-process seats (built-in bots) are called straight on the event loop without a timer;
+their time is measured after the fact, which keeps the referee at tens of thousands of
+decisions per second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from arena.bots import BUILTIN_BOTS, get_bot, seat_seed
+from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_action
+from arena.engine.game import DealRecord, events_public
+from arena.engine.replay import replay_from_game
+from arena.observability import metrics as m
+from arena.referee.fallback import fallback_action
+from arena.referee.seats import InProcessSeat, as_seat, load_object, make_instance
+from arena.referee.types import (
+    JSON,
+    DecisionRequest,
+    MatchResult,
+    MatchSpec,
+    Seat,
+    SeatResolver,
+    SeatStats,
+)
+
+log = logging.getLogger(__name__)
+
+EventSink = Callable[[JSON], Awaitable[None]]
+
+OK = "ok"
+TIMEOUT = "timeout"
+ILLEGAL = "illegal"
+MALFORMED = "malformed"
+
+COMPLETED = "completed"
+FORFEIT = "forfeit"
+ABORTED = "aborted"
+
+#: How long the runner waits, at the end of a match, for cancelled remote decisions to
+#: wind down before it gives up on them.
+_CANCEL_GRACE_S = 1.0
+
+
+def match_rules(spec: MatchSpec) -> Rules:
+    """The rules of a spec, with the spec's deal limit applied (``RulesError`` if invalid)."""
+    rules = Rules.from_json(spec.rules)
+    if spec.max_deals is not None:
+        options = rules.overrides()
+        options["max_deals"] = spec.max_deals
+        rules = Rules.preset(rules.name, **options)
+    return rules
+
+
+class _SeatState:
+    """Per-seat bookkeeping: clock, counters and pre-resolved metric children."""
+
+    __slots__ = (
+        "bank_ms", "in_process", "latency", "name", "outcome_counters", "seat", "stats",
+        "strike_counter", "wants_events",
+    )  # fmt: skip
+
+    def __init__(self, seat: Seat, name: str, bank_ms: int) -> None:
+        self.seat = seat
+        self.name = name
+        self.bank_ms = float(bank_ms)
+        self.stats = SeatStats()
+        self.in_process = bool(getattr(seat, "in_process", False))
+        self.wants_events = bool(getattr(seat, "wants_events", True))
+        label = seat.name or name
+        self.outcome_counters = {
+            o: m.DECISIONS_TOTAL.labels(bot=label, outcome=o) for o in m.DECISION_OUTCOMES
+        }
+        self.latency = m.DECISION_LATENCY_SECONDS.labels(bot=label)
+        self.strike_counter = m.STRIKES_TOTAL.labels(bot=label)
+
+
+class _Stop(Exception):
+    """Internal: the match ends before the game does (forfeit or abort)."""
+
+    def __init__(self, status: str, seat: int | None = None) -> None:
+        super().__init__(status)
+        self.status = status
+        self.seat = seat
+
+
+class _Match:
+    def __init__(
+        self,
+        spec: MatchSpec,
+        rules: Rules,
+        seats: Sequence[Seat],
+        on_event: EventSink | None,
+        stop: asyncio.Event | None,
+    ) -> None:
+        self.spec = spec
+        self.rules = rules
+        self.tc = spec.time_control
+        self.game = Game(rules, seed=spec.seed)
+        n = rules.players
+        self.names = (
+            [str(b) for b in spec.bots] if len(spec.bots) == n else [s.name for s in seats]
+        )
+        self.states = [
+            _SeatState(seat, self.names[i], self.tc.bank_ms) for i, seat in enumerate(seats)
+        ]
+        self.listeners = [st for st in self.states if st.wants_events]
+        self.on_event = on_event
+        self.stop = stop
+        self.stop_task: asyncio.Future[Any] | None = None
+        self.annotations: dict[tuple[int, int], str] = {}
+        self.cursor = 0
+        self.talon_shown = False
+        self.requests = 0
+        self.cancelled: set[asyncio.Future[Any]] = set()
+
+    # ------------------------------------------------------------------ events
+    async def emit(self, event: JSON) -> None:
+        match_id = self.spec.match_id
+        for st in self.listeners:
+            try:
+                await st.seat.on_event(match_id, event)
+            except Exception:  # a seat that cannot take an event still plays
+                log.warning("seat %s failed to take a %s event", st.name, event["type"],
+                            exc_info=True)
+        if self.on_event is not None:
+            try:
+                await self.on_event(event)
+            except Exception:
+                log.warning("spectator failed to take a %s event", event["type"], exc_info=True)
+
+    async def flush(self, rec: DealRecord, fallback: str | None = None) -> None:
+        """Send the public form of the engine events the last step added."""
+        raw = rec.events
+        if len(raw) > self.cursor:
+            shim = DealRecord(rec.index, rec.dealer, rec.deck)
+            shim.events = raw[self.cursor :]
+            self.cursor = len(raw)
+            for event in events_public(shim):
+                kind = event["type"]
+                if fallback is not None and kind == "action" and not event.get("auto"):
+                    event["fallback"] = fallback
+                    fallback = None
+                elif kind == "deal_end":
+                    event["deal"] = rec.index
+                    m.DEALS_TOTAL.inc()
+                elif kind == "redeal":
+                    event["deal"] = rec.index
+                await self.emit(event)
+        game = self.game
+        if not self.talon_shown and game.talon_public and game.talon:
+            self.talon_shown = True
+            await self.emit(
+                {"type": "talon", "deal": rec.index, "cards": cards_str(game.talon[game.chosen])}
+            )
+
+    # ------------------------------------------------------------------ decisions
+    async def ask(self, st: _SeatState, request: DecisionRequest) -> tuple[Any, str, str]:
+        """The seat's raw answer, the outcome so far and a reason when not ok."""
+        if st.in_process:
+            try:
+                return await st.seat.decide(request), OK, ""
+            except Exception as exc:
+                return None, MALFORMED, f"the bot raised {type(exc).__name__}: {exc}"
+        budget_s = (request.deadline_ms + request.time_bank_ms) / 1000.0
+        task: asyncio.Future[Any] = asyncio.ensure_future(st.seat.decide(request))
+        waiters: set[asyncio.Future[Any]] = {task}
+        if self.stop_task is not None:
+            waiters.add(self.stop_task)
+        done, _ = await asyncio.wait(waiters, timeout=budget_s,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            error = task.exception()
+            if error is None:
+                return task.result(), OK, ""
+            if isinstance(error, TimeoutError):
+                return None, TIMEOUT, f"{type(error).__name__}: {error}"
+            return None, MALFORMED, f"the seat failed: {type(error).__name__}: {error}"
+        task.cancel()
+        self.cancelled.add(task)
+        if self.stop_task is not None and self.stop_task in done:
+            raise _Stop(ABORTED)
+        return None, TIMEOUT, f"no answer within {budget_s * 1000:.0f} ms"
+
+    async def decide(self, p: int) -> None:
+        game = self.game
+        tc = self.tc
+        st = self.states[p]
+        legal = game.legal_actions()
+        texts = tuple(a.text for a in legal)
+        self.requests += 1
+        request = DecisionRequest(
+            match_id=self.spec.match_id,
+            request_id=f"{self.spec.match_id}/{self.requests}",
+            seat=p,
+            observation=game.observation(p),
+            legal=texts,
+            deadline_ms=tc.decision_ms,
+            time_bank_ms=int(st.bank_ms),
+        )
+        t0 = time.perf_counter()
+        answer, outcome, why = await self.ask(st, request)
+        elapsed_ms = (time.perf_counter() - t0) * 1000.0
+        over = elapsed_ms - tc.decision_ms
+        if outcome == TIMEOUT:
+            st.bank_ms = 0.0
+        elif over > 0:
+            if over > st.bank_ms:
+                outcome, why = TIMEOUT, f"answered after {elapsed_ms:.0f} ms, over the clock"
+                st.bank_ms = 0.0
+            else:
+                st.bank_ms -= over
+        action: Action | None = None
+        if outcome == OK:
+            if type(answer) is str and answer in texts:
+                action = legal[texts.index(answer)]
+            elif not isinstance(answer, str):
+                outcome, why = MALFORMED, f"expected action text, got {type(answer).__name__}"
+            else:
+                try:
+                    parsed = parse_action(answer)
+                except EngineError as exc:
+                    outcome, why = MALFORMED, str(exc)
+                else:
+                    if parsed in legal:
+                        action = parsed
+                    else:
+                        outcome, why = ILLEGAL, f"{answer!r} is not legal now"
+        stats = st.stats
+        stats.decisions += 1
+        stats.think_ms_total += elapsed_ms
+        if elapsed_ms > stats.think_ms_max:
+            stats.think_ms_max = elapsed_ms
+        st.outcome_counters[outcome].inc()
+        st.latency.observe(elapsed_ms / 1000.0)
+        note: str | None = None
+        if action is None:
+            note = outcome
+            if outcome == TIMEOUT:
+                stats.timeouts += 1
+            elif outcome == ILLEGAL:
+                stats.illegal += 1
+            else:
+                stats.malformed += 1
+            stats.strikes += 1
+            st.strike_counter.inc()
+            log.info("match %s: seat %d (%s) %s: %s; strike %d", self.spec.match_id, p,
+                     st.name, outcome, why, stats.strikes)
+            if tc.strike_limit > 0 and stats.strikes >= tc.strike_limit:
+                raise _Stop(FORFEIT, p)
+            action = legal[texts.index(fallback_action(texts))]
+        rec = game.records[-1]
+        if note is not None:
+            self.annotations[(len(game.records) - 1, len(rec.actions))] = note
+        game.apply(action)
+        await self.flush(rec, note)
+
+    # ------------------------------------------------------------------ the match
+    async def play(self) -> MatchResult:
+        game = self.game
+        started = time.perf_counter()
+        if self.stop is not None:
+            self.stop_task = asyncio.ensure_future(self.stop.wait())
+        await self.emit({
+            "type": "match_start",
+            "match_id": self.spec.match_id,
+            "rules": self.rules.to_json(),
+            "seats": list(self.names),
+            "players": self.rules.players,
+            "time_control": self.tc.to_json(),
+        })
+        status = COMPLETED
+        forfeit_seat: int | None = None
+        try:
+            while not game.is_over:
+                if self.stop is not None and self.stop.is_set():
+                    raise _Stop(ABORTED)
+                if game.is_chance:
+                    game.deal()
+                    self.cursor = 0
+                    self.talon_shown = False
+                    rec = game.records[-1]
+                    await self.emit({"type": "deal_start", "deal": rec.index,
+                                     "dealer": rec.dealer})
+                    await self.flush(rec)
+                    continue
+                p = game.to_act
+                assert p is not None
+                await self.decide(p)
+        except _Stop as stop:
+            status = stop.status
+            forfeit_seat = stop.seat
+        finally:
+            await self._cleanup()
+        n = game.n
+        scores = list(game.scores)
+        if status == FORFEIT:
+            assert forfeit_seat is not None
+            m.FORFEITS_TOTAL.labels(bot=self.states[forfeit_seat].seat.name).inc()
+            ranks = forfeit_ranks(scores, forfeit_seat)
+        else:
+            ranks = game.ranking()
+        if status == COMPLETED:
+            m.GAMES_TOTAL.inc()
+        replay = replay_from_game(
+            game, self.names, annotations=self.annotations, status=status, ranks=ranks,
+            extra={"match_id": self.spec.match_id},
+        )
+        if forfeit_seat is not None:
+            replay["result"]["forfeit_seat"] = forfeit_seat
+        result = MatchResult(
+            match_id=self.spec.match_id,
+            seed=self.spec.seed,
+            bots=tuple(self.spec.bots) if len(self.spec.bots) == n else tuple(self.names),
+            status=status,
+            scores=scores,
+            ranks=ranks,
+            deals=game.deals_played,
+            seat_stats=[st.stats for st in self.states],
+            forfeit_seat=forfeit_seat,
+            duration_s=time.perf_counter() - started,
+            replay=replay,
+        )
+        await self.emit({
+            "type": "match_end",
+            "match_id": self.spec.match_id,
+            "status": status,
+            "scores": scores,
+            "ranks": ranks,
+            "deals": game.deals_played,
+            "forfeit_seat": forfeit_seat,
+        })
+        return result
+
+    async def _cleanup(self) -> None:
+        if self.stop_task is not None:
+            self.stop_task.cancel()
+            self.cancelled.add(self.stop_task)
+        if self.cancelled:
+            await asyncio.wait(self.cancelled, timeout=_CANCEL_GRACE_S)
+            for fut in self.cancelled:
+                if fut.done() and not fut.cancelled():
+                    fut.exception()  # retrieved: no "never retrieved" warning
+            self.cancelled.clear()
+
+
+def forfeit_ranks(scores: Sequence[int], seat: int) -> list[int]:
+    """Ranks after a forfeit: the forfeiting seat last, the others by score (ties share)."""
+    n = len(scores)
+    ranks = []
+    for s in range(n):
+        if s == seat:
+            ranks.append(n)
+        else:
+            ranks.append(1 + sum(1 for o in range(n) if o != seat and scores[o] > scores[s]))
+    return ranks
+
+
+async def run_match(
+    spec: MatchSpec,
+    seats: Sequence[Seat],
+    on_event: EventSink | None = None,
+    stop: asyncio.Event | None = None,
+) -> MatchResult:
+    """Play one match to its end (completed, forfeit or aborted when ``stop`` is set).
+
+    Raises ``RulesError`` for bad rules and ``ValueError`` when the number of seats does
+    not match the rules; any other exception is a bug (counted as status ``error``).
+    """
+    rules = match_rules(spec)
+    if len(seats) != rules.players:
+        raise ValueError(
+            f"match {spec.match_id}: {len(seats)} seats for {rules.players} players"
+        )
+    match = _Match(spec, rules, seats, on_event, stop)
+    m.MATCHES_RUNNING.inc()
+    status = "error"
+    try:
+        result = await match.play()
+        status = result.status
+        return result
+    finally:
+        m.MATCHES_RUNNING.dec()
+        m.MATCHES_FINISHED_TOTAL.labels(status=status).inc()
+
+
+def resolve_seat(
+    ref: str, index: int, spec: MatchSpec, resolver: SeatResolver | None = None
+) -> Seat:
+    """The seat for one bot reference of a spec.
+
+    ``random`` and ``greedy`` are built in; ``module:Class`` (or ``file.py:Class``) is
+    imported and instantiated with the keywords it accepts (``seed``, ``rules``);
+    ``remote:NAME`` goes to ``resolver``.  Bots get a seed derived from the match seed by
+    SHA-256 (never the match seed itself, which would reveal the deals).
+    """
+    seed = seat_seed(spec.seed, index, ref)
+    if ref in BUILTIN_BOTS:
+        return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref)
+    if ref.startswith("remote:"):
+        if resolver is None:
+            raise ValueError(
+                f"bot {ref!r} is remote: it needs a gateway or Redis routing to reach it"
+            )
+        return resolver(ref)
+    if ":" in ref:
+        factory = load_object(ref)
+        try:
+            bot = make_instance(factory, seed=seed, rules=match_rules(spec).to_json())
+        except Exception as exc:
+            raise ValueError(f"bot {ref!r}: creating it failed: {exc}") from exc
+        return as_seat(bot, ref)
+    raise ValueError(
+        f"unknown bot {ref!r}: use {', '.join(sorted(BUILTIN_BOTS))}, "
+        "module:Class, file.py:Class or remote:NAME"
+    )
+
+
+def resolve_seats(spec: MatchSpec, resolver: SeatResolver | None = None) -> list[Seat]:
+    return [resolve_seat(ref, i, spec, resolver) for i, ref in enumerate(spec.bots)]
+
+
+async def _run_and_close(spec: MatchSpec, seats: list[Seat]) -> MatchResult:
+    try:
+        return await run_match(spec, seats)
+    finally:
+        for seat in seats:
+            close = getattr(seat, "aclose", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    await close()
+
+
+def run_match_sync(spec: MatchSpec, resolver: SeatResolver | None = None) -> MatchResult:
+    """Resolve the spec's bots and play the match in a fresh event loop (for executors).
+
+    Must not be called from a running event loop; use :func:`run_match` there.
+    """
+    seats = resolve_seats(spec, resolver)
+    return asyncio.run(_run_and_close(spec, seats))

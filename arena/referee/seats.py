@@ -1,0 +1,188 @@
+"""Seats played by Python objects in the referee's own process.
+
+A built-in bot answers in microseconds, so the seat calls it directly on the event loop:
+no thread, no task, no timer per decision.  Such a call cannot be interrupted; the
+referee measures how long it took and treats an answer that came too late as a timeout,
+exactly as for a remote bot.  A bot under test that might hang (``arena bot-check``) is
+run with ``threaded=True`` instead: each decision runs in a daemon thread that the referee
+can stop waiting for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from arena.referee.types import JSON, DecisionRequest, Seat
+
+BotDecide = Callable[[JSON, Sequence[str]], "str | Awaitable[str]"]
+
+
+class InProcessSeat:
+    """Adapts a bot object (``decide(observation, legal) -> str``) to the Seat protocol.
+
+    ``decide`` may be a plain function or a coroutine function.  The bot's optional
+    ``on_event(event)`` receives the public events; bots without one cost the referee
+    nothing per event (``wants_events`` is False).
+    """
+
+    #: The referee may call ``decide`` without a timer: it returns without yielding.
+    in_process = True
+
+    def __init__(self, bot: Any, name: str | None = None, *, threaded: bool = False) -> None:
+        decide = getattr(bot, "decide", None)
+        if not callable(decide):
+            raise TypeError(f"{type(bot).__name__} has no decide(observation, legal) method")
+        self.bot = bot
+        self.name = name or str(getattr(bot, "name", type(bot).__name__))
+        self.threaded = threaded
+        self._decide: Callable[..., Any] = decide
+        self._is_async = inspect.iscoroutinefunction(decide)
+        hook = getattr(bot, "on_event", None)
+        self._on_event: Callable[[JSON], Any] | None = hook if callable(hook) else None
+        self.wants_events = self._on_event is not None
+        # A threaded or asynchronous bot may yield to the loop: give it a timer.
+        if threaded or self._is_async:
+            self.in_process = False
+
+    async def decide(self, request: DecisionRequest) -> str:
+        if self.threaded:
+            answer: Any = await _in_thread(self._decide, request.observation, request.legal)
+            return answer  # type: ignore[no-any-return]
+        answer = self._decide(request.observation, request.legal)
+        if type(answer) is not str and inspect.isawaitable(answer):
+            answer = await answer
+        return answer  # type: ignore[no-any-return]
+
+    async def on_event(self, match_id: str, event: JSON) -> None:
+        hook = self._on_event
+        if hook is None:
+            return
+        out = hook(event)
+        if out is not None and inspect.isawaitable(out):
+            await out
+
+
+async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run ``fn`` in a fresh daemon thread: a bot stuck forever cannot keep the process alive."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if fut.done():
+            return
+        if ok:
+            fut.set_result(value)
+        else:
+            fut.set_exception(value)
+
+    def run() -> None:
+        try:
+            value = fn(*args)
+            if inspect.isawaitable(value):
+                value = asyncio.run(_await(value))
+        except BaseException as exc:
+            loop.call_soon_threadsafe(settle, False, exc)
+        else:
+            loop.call_soon_threadsafe(settle, True, value)
+
+    threading.Thread(target=run, name="bot-decision", daemon=True).start()
+    return await fut
+
+
+async def _await(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+def load_object(ref: str) -> Any:
+    """Import ``module:Name`` or ``path/to/file.py:Name`` and return the named object.
+
+    Raises ``ValueError`` with a readable message when the reference is malformed or the
+    module or name does not exist, so the CLI and the gateway can report it as such.
+    """
+    module_part, sep, attr = ref.rpartition(":")
+    if not sep or not module_part or not attr:
+        raise ValueError(f"bot reference {ref!r}: expected 'module:Class' or 'file.py:Class'")
+    if module_part.endswith(".py") or "/" in module_part:
+        path = Path(module_part)
+        if not path.is_file():
+            raise ValueError(f"bot reference {ref!r}: no file {module_part}")
+        digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+        mod_name = f"arena_bot_{digest}_{path.stem}"
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"bot reference {ref!r}: cannot load {module_part}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(mod_name, None)
+            raise ValueError(f"bot reference {ref!r}: loading {module_part} failed: {exc}") from exc
+    else:
+        try:
+            module = importlib.import_module(module_part)
+        except ImportError as exc:
+            raise ValueError(f"bot reference {ref!r}: cannot import {module_part}: {exc}") from exc
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(f"bot reference {ref!r}: {module_part} has no {attr!r}") from None
+    return obj
+
+
+def _accepts(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def make_instance(factory: Any, *, seed: str, rules: JSON | None) -> Any:
+    """Call a bot class or factory with the keyword arguments it accepts (seed, rules)."""
+    if not callable(factory):
+        return factory
+    kwargs: dict[str, Any] = {}
+    if _accepts(factory, "seed"):
+        kwargs["seed"] = seed
+    if _accepts(factory, "rules"):
+        kwargs["rules"] = rules
+    return factory(**kwargs)
+
+
+def is_seat_object(obj: Any) -> bool:
+    """Whether ``obj`` already speaks the Seat protocol (``decide(request)``)."""
+    decide = getattr(obj, "decide", None)
+    if not callable(decide) or not callable(getattr(obj, "on_event", None)):
+        return False
+    if not inspect.iscoroutinefunction(decide):
+        return False
+    try:
+        params = [
+            p
+            for p in inspect.signature(decide).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        return False
+    return len(params) == 1
+
+
+def as_seat(obj: Any, name: str, *, threaded: bool = False) -> Seat:
+    """Wrap a bot as a seat, or return a ready seat object unchanged."""
+    if is_seat_object(obj):
+        if not getattr(obj, "name", None):
+            obj.name = name
+        return obj  # type: ignore[no-any-return]
+    return InProcessSeat(obj, name, threaded=threaded)
