@@ -155,7 +155,10 @@ class InlineExecutor(Executor):
         for m in matches:
             if store.get(m.match_id) is not None:
                 continue
-            rec = play_record(m, self.routing_url)
+            try:
+                rec = play_record(m, self.routing_url)
+            except Exception as exc:
+                raise ExecutorError(f"match {m.index} ({m.match_id}) failed: {exc}") from exc
             if storable(rec):
                 stored, _ = store.insert_result(rec)
                 on_result(stored)

@@ -261,11 +261,21 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def builtin_bots() -> tuple[str, ...]:
+    """Names of the built-in bots, from the bots registry when it can be imported."""
+    try:
+        from arena.bots import BUILTIN_BOTS as registry
+    except ImportError:
+        return BUILTIN_BOTS
+    return tuple(sorted(registry))
+
+
 def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
     """Return why ``ref`` is not a usable bot reference, or None when it is."""
     if not isinstance(ref, str) or not ref:
         return "must be a bot reference: random, greedy, module:Class or remote:NAME"
-    if ref in BUILTIN_BOTS:
+    builtins = builtin_bots()
+    if ref in builtins:
         return None
     if ref.startswith("remote:"):
         name = ref[len("remote:") :]
@@ -296,7 +306,7 @@ def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
                 return f"module '{module_name}' has no '{class_name}' (bot '{ref}')"
         return None
     return (
-        f"unknown bot '{ref}'{_suggest(ref, BUILTIN_BOTS)}: use random, greedy, "
+        f"unknown bot '{ref}'{_suggest(ref, builtins)}: use {', '.join(builtins)}, "
         "module:Class or remote:NAME"
     )
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 PG_BASE = os.environ.get("ARENA_TEST_PG", "postgresql://127.0.0.1:5432/test")
 
 
@@ -130,7 +131,9 @@ class Worker:
         full_env.update(
             {
                 "ARENA_BROKER_URL": broker,
-                "PYTHONPATH": os.pathsep.join([str(REPO), full_env.get("PYTHONPATH", "")]),
+                "PYTHONPATH": os.pathsep.join(
+                    [str(REPO), str(HERE), full_env.get("PYTHONPATH", "")]
+                ),
                 "PYTHONUNBUFFERED": "1",
             }
         )
@@ -172,6 +175,14 @@ class Worker:
             return "ready." in self.log_path.read_text(errors="replace")
 
         wait_for(ready, timeout=timeout, interval=0.2, what=f"worker (log {self.log_path})")
+
+    def children(self) -> list[int]:
+        """Pids of the pool processes (prefork children of the master)."""
+        path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
+        return [int(p) for p in path.read_text().split()]
+
+    def kill_pid(self, pid: int) -> None:
+        os.kill(pid, signal.SIGKILL)
 
     def kill_hard(self) -> None:
         """SIGKILL the whole worker (master and pool children), like a lost machine."""
