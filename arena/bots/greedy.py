@@ -61,7 +61,7 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def _mask(names: Sequence[str]) -> int:
+def hand_mask(names: Sequence[str]) -> int:
     m = 0
     for n in names:
         c = CARD.get(n)
@@ -128,7 +128,7 @@ class GreedyBot:
             self._deal = observation.get("deal")
             self.played = 0
         phase = observation.get("phase")
-        hand = _mask(observation.get("hand") or ())
+        hand = hand_mask(observation.get("hand") or ())
         if phase == "play":
             return self._play(observation, legal, hand)
         if phase == "auction":
@@ -138,7 +138,7 @@ class GreedyBot:
         if phase == "contract":
             return self._contract(legal, hand)
         if phase == "sale":
-            talon = _mask(observation.get("talon") or ())
+            talon = hand_mask(observation.get("talon") or ())
             return self._bid(legal, hand | talon, "buy", talon_known=True)
         if phase == "trump":
             return self._trump(legal, hand)

@@ -150,18 +150,28 @@ class _Match:
             except Exception:
                 log.warning("spectator failed to take a %s event", event["type"], exc_info=True)
 
-    async def flush(self, rec: DealRecord, fallback: str | None = None) -> None:
-        """Send the public form of the engine events the last step added."""
+    async def flush(
+        self, rec: DealRecord, fallback: str | None = None, face_down: bool = False
+    ) -> None:
+        """Send the public form of the engine events the last step added.
+
+        ``fallback`` marks the seat's action as played by the referee; ``face_down`` hides
+        the card of a play made while crawling (it is shown with the trick).
+        """
         raw = rec.events
         if len(raw) > self.cursor:
             shim = DealRecord(rec.index, rec.dealer, rec.deck)
             shim.events = raw[self.cursor :]
             self.cursor = len(raw)
+            first = True
             for event in events_public(shim):
                 kind = event["type"]
-                if fallback is not None and kind == "action" and not event.get("auto"):
-                    event["fallback"] = fallback
-                    fallback = None
+                if first and kind == "action" and not event.get("auto"):
+                    first = False
+                    if fallback is not None:
+                        event["fallback"] = fallback
+                    if face_down:
+                        event["action"] = event["action"].split(" ", 1)[0] + " ??"
                 elif kind == "deal_end":
                     event["deal"] = rec.index
                     m.DEALS_TOTAL.inc()
@@ -273,8 +283,9 @@ class _Match:
         rec = game.records[-1]
         if note is not None:
             self.annotations[(len(game.records) - 1, len(rec.actions))] = note
+        face_down = game.crawl
         game.apply(action)
-        await self.flush(rec, note)
+        await self.flush(rec, note, face_down)
 
     # ------------------------------------------------------------------ the match
     async def play(self) -> MatchResult:

@@ -1,0 +1,460 @@
+"""The match runner: clock, fallbacks, strikes, forfeits, aborts, events and replays."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client import REGISTRY
+from referee_support import (
+    CARD_TOKEN,
+    GarbageSeat,
+    HangingSeat,
+    ScriptedSeat,
+    SlowSyncBot,
+)
+
+from arena.bots import GreedyBot, get_bot
+from arena.engine import PRESETS, Game, Rules, parse_action, public_text
+from arena.engine.replay import verify
+from arena.referee.fallback import fallback_action
+from arena.referee.runner import (
+    forfeit_ranks,
+    match_rules,
+    resolve_seat,
+    run_match,
+    run_match_sync,
+)
+from arena.referee.seats import InProcessSeat
+from arena.referee.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
+
+HERE = Path(__file__).parent
+
+
+def spec_of(bots: tuple[str, ...], *, preset: str = "classic", seed: str = "s1",
+            max_deals: int | None = 12, tc: TimeControl | None = None,
+            options: dict[str, Any] | None = None) -> MatchSpec:
+    rules: JSON = {"preset": preset, "options": options or {}}
+    return MatchSpec(match_id="match-under-test", rules=rules, seed=seed, bots=bots,
+                     time_control=tc or TimeControl(), max_deals=max_deals)
+
+
+def greedy_seat(i: int = 0) -> Seat:
+    return InProcessSeat(get_bot("greedy", seed=f"g{i}"), "greedy")
+
+
+def play(spec: MatchSpec, seats: list[Seat], **kw: Any) -> MatchResult:
+    return asyncio.run(run_match(spec, seats, **kw))
+
+
+def annotated(replay: JSON) -> list[tuple[int, int, list[Any]]]:
+    out = []
+    for d in replay["deals"]:
+        for j, a in enumerate(d["actions"]):
+            if len(a) == 3:
+                out.append((d["index"], j, a))
+    return out
+
+
+# ---------------------------------------------------------------------- fallbacks
+
+FAULT_TABLE = [
+    # fault, outcome counted, SeatStats field
+    ("sleep", "timeout", "timeouts"),
+    ("malformed", "malformed", "malformed"),
+    ("not-text", "malformed", "malformed"),
+    ("raise", "malformed", "malformed"),
+    ("illegal", "illegal", "illegal"),
+]
+
+
+@pytest.mark.parametrize(("fault", "outcome", "field"), FAULT_TABLE)
+def test_a_bad_answer_gets_the_fallback_and_a_strike(fault: str, outcome: str, field: str) -> None:
+    tc = TimeControl(decision_ms=200, bank_ms=200, strike_limit=3)
+    spec = spec_of(("scripted", "greedy", "greedy"), tc=tc, seed=f"fault-{fault}")
+    bad = ScriptedSeat({4: fault}, sleep_s=3.0)
+    events: list[JSON] = []
+
+    async def spectator(event: JSON) -> None:
+        events.append(event)
+
+    result = play(spec, [bad, greedy_seat(1), greedy_seat(2)], on_event=spectator)
+
+    assert result.status == "completed"
+    stats = result.seat_stats[0]
+    assert getattr(stats, field) == 1
+    assert stats.strikes == 1
+    assert sum(getattr(stats, f) for f in ("timeouts", "illegal", "malformed")) == 1
+    assert all(s.strikes == 0 for s in result.seat_stats[1:])
+    # The replay marks exactly that decision, with the documented fallback action.
+    assert result.replay is not None
+    marks = annotated(result.replay)
+    assert len(marks) == 1
+    _deal, _pos, (seat, text, note) = marks[0]
+    assert (seat, note) == (0, outcome)
+    assert text == fallback_action(bad.requests[3].legal)
+    assert verify(result.replay) is None
+    # Spectators see that the referee played for the seat.
+    flagged = [e for e in events if e.get("fallback")]
+    assert len(flagged) == 1 and flagged[0]["seat"] == 0 and flagged[0]["fallback"] == outcome
+
+
+def test_time_over_the_deadline_is_drawn_from_the_bank() -> None:
+    tc = TimeControl(decision_ms=50, bank_ms=5000, strike_limit=3)
+    spec = spec_of(("scripted", "greedy", "greedy"), tc=tc, max_deals=1)
+    slow = ScriptedSeat({1: "sleep"}, sleep_s=0.3)
+    result = play(spec, [slow, greedy_seat(1), greedy_seat(2)])
+    assert result.seat_stats[0].strikes == 0
+    banks = [r.time_bank_ms for r in slow.requests]
+    assert banks[0] == 5000
+    # At least 250 ms over the 50 ms deadline came out of the bank, and never went back.
+    assert banks[1] <= 4750
+    assert banks == sorted(banks, reverse=True)
+    assert result.seat_stats[0].think_ms_max >= 300
+
+
+def test_a_slow_synchronous_bot_times_out_after_the_fact() -> None:
+    tc = TimeControl(decision_ms=20, bank_ms=30, strike_limit=3)
+    spec = spec_of(("slow-sync", "greedy", "greedy"), tc=tc, max_deals=2)
+    bot = SlowSyncBot({2}, sleep_s=0.3)
+    result = play(spec, [InProcessSeat(bot), greedy_seat(1), greedy_seat(2)])
+    stats = result.seat_stats[0]
+    assert (stats.timeouts, stats.strikes) == (1, 1)
+    assert result.replay is not None
+    marks = annotated(result.replay)
+    assert [m[2][2] for m in marks] == ["timeout"]
+    assert verify(result.replay) is None
+
+
+@pytest.mark.parametrize("seat_kind", ["garbage", "hanging"])
+def test_the_strike_limit_forfeits_the_match(seat_kind: str) -> None:
+    tc = TimeControl(decision_ms=30, bank_ms=20, strike_limit=3)
+    spec = spec_of(("greedy", "bad", "greedy"), tc=tc)
+    bad = GarbageSeat() if seat_kind == "garbage" else HangingSeat()
+    result = play(spec, [greedy_seat(0), bad, greedy_seat(2)])
+    assert result.status == "forfeit"
+    assert result.forfeit_seat == 1
+    assert result.seat_stats[1].strikes == 3
+    assert len(bad.requests) == 3
+    assert result.ranks[1] == 3
+    assert sorted(result.ranks[s] for s in (0, 2)) in ([1, 2], [1, 1])
+    assert result.ranks == forfeit_ranks(result.scores, 1)
+    assert result.replay is not None
+    assert result.replay["result"]["status"] == "forfeit"
+    assert result.replay["result"]["forfeit_seat"] == 1
+    # Two fallbacks were played; the third strike ended the match before a third.
+    assert len(annotated(result.replay)) == 2
+    assert verify(result.replay) is None
+
+
+def test_forfeit_ranks_put_the_forfeiting_seat_last_and_the_others_by_score() -> None:
+    assert forfeit_ranks([500, 100, 300], 0) == [3, 2, 1]
+    assert forfeit_ranks([200, 200, -50], 2) == [1, 1, 3]
+    assert forfeit_ranks([10, 900, 400, 400], 1) == [3, 4, 1, 1]
+
+
+def test_strike_limit_zero_never_forfeits() -> None:
+    tc = TimeControl(decision_ms=1000, bank_ms=0, strike_limit=0)
+    spec = spec_of(("greedy", "bad", "greedy"), tc=tc, max_deals=3)
+    bad = GarbageSeat()
+    result = play(spec, [greedy_seat(0), bad, greedy_seat(2)])
+    assert result.status == "completed"
+    assert result.seat_stats[1].strikes == result.seat_stats[1].decisions == len(bad.requests)
+    assert result.replay is not None and verify(result.replay) is None
+
+
+def test_setting_stop_aborts_the_match() -> None:
+    spec = spec_of(("greedy", "greedy", "greedy"), max_deals=None)
+    stop = asyncio.Event()
+    seen: list[JSON] = []
+
+    async def spectator(event: JSON) -> None:
+        seen.append(event)
+        if event["type"] == "deal_end" and event["deal"] == 1:
+            stop.set()
+
+    result = play(spec, [greedy_seat(i) for i in range(3)], on_event=spectator, stop=stop)
+    assert result.status == "aborted"
+    assert result.deals == 2
+    assert seen[-1]["type"] == "match_end" and seen[-1]["status"] == "aborted"
+    assert result.replay is not None and verify(result.replay) is None
+
+
+def test_stop_interrupts_a_seat_that_is_thinking() -> None:
+    tc = TimeControl(decision_ms=60_000, bank_ms=0, strike_limit=3)
+    spec = spec_of(("greedy", "hang", "greedy"), tc=tc)
+    hanging = HangingSeat()
+
+    async def main() -> MatchResult:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.2, stop.set)
+        return await run_match(spec, [greedy_seat(0), hanging, greedy_seat(2)], stop=stop)
+
+    result = asyncio.run(asyncio.wait_for(main(), timeout=30))
+    assert result.status == "aborted"
+    assert result.seat_stats[1].timeouts == 0
+
+
+# ---------------------------------------------------------------------- determinism, presets
+
+
+def _comparable(result: MatchResult) -> JSON:
+    data = result.to_json()
+    data.pop("duration_s")
+    for s in data["seat_stats"]:
+        s.pop("think_ms_total")
+        s.pop("think_ms_max")
+    return data
+
+
+@pytest.mark.parametrize("bots", [("greedy", "random", "greedy"), ("random",) * 3])
+def test_the_same_spec_plays_the_same_match(bots: tuple[str, ...]) -> None:
+    spec = spec_of(bots, seed="same", max_deals=20)
+    first = run_match_sync(spec)
+    second = run_match_sync(spec)
+    assert _comparable(first) == _comparable(second)
+    assert json.dumps(first.replay, sort_keys=True) == json.dumps(second.replay, sort_keys=True)
+    other = run_match_sync(spec_of(bots, seed="other", max_deals=20))
+    assert other.replay is not None and first.replay is not None
+    assert other.replay["deals"] != first.replay["deals"]
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_preset_plays_to_the_end_and_its_replay_verifies(preset: str) -> None:
+    n = Rules.preset(preset).players
+    for lineup in (("greedy",) * n, ("random",) * n, tuple(["greedy", "random"] * 2)[:n]):
+        result = run_match_sync(spec_of(lineup, preset=preset, seed=f"{preset}-1",
+                                        max_deals=40))
+        assert result.status == "completed", lineup
+        assert result.replay is not None
+        assert verify(result.replay) is None
+        assert result.replay["result"]["status"] == "completed"
+        assert sorted(result.ranks)[0] == 1
+        assert all(s.strikes == 0 for s in result.seat_stats)
+
+
+def test_max_deals_from_the_spec_bounds_the_game() -> None:
+    spec = spec_of(("random",) * 3, max_deals=3)
+    assert match_rules(spec).max_deals == 3
+    result = run_match_sync(spec)
+    assert result.deals == 3
+    assert result.replay is not None
+    assert result.replay["rules"]["options"]["max_deals"] == 3
+
+
+# ---------------------------------------------------------------------- events
+
+
+def _public_cards(replay: JSON, events: list[JSON]) -> None:
+    """Walk the events against a re-simulated game: no card is named before it is public."""
+    rules = Rules.from_json(replay["rules"])
+    game = Game(rules, seed=replay["seed"])
+    deals = iter(replay["deals"])
+    actions: list[list[Any]] = []
+    revealed: set[str] = set()
+    talon: set[str] = set()
+    step = 0
+    tricks = 0
+    for event in events:
+        kind = event["type"]
+        tokens = set(CARD_TOKEN.findall(json.dumps(event)))
+        if kind == "match_start":
+            assert replay["seed"] not in json.dumps(event)
+        if kind == "deal_start":
+            deal = next(deals)
+            game.deal(deal["deck"])
+            actions = deal["actions"]
+            step = 0
+            tricks = 0
+            revealed = set()
+            talon = set()
+            for t in game.talon:
+                talon |= {c for c in _names(t)}
+        if kind == "action" and not event.get("auto"):
+            seat, text = actions[step][0], actions[step][1]
+            assert event["seat"] == seat
+            action = parse_action(text)
+            if game.crawl or action.kind_name in ("give", "discard", "bank", "crawl"):
+                # Cards passed face down, or played face down while crawling.
+                assert event["action"] == action.kind_name + " ??" or (
+                    action.kind_name == "give"
+                    and event["action"] == f"give ?? {action.target}"
+                ), event
+                assert not tokens
+            else:
+                assert event["action"] == public_text(action)
+            if action.kind_name in ("play", "marry", "half", "aces", "nines") and tokens:
+                assert game.hands[seat] >> action.card & 1
+                revealed |= tokens
+            game.apply(action)
+            step += 1
+            continue
+        if kind == "trick":
+            # The cards of a finished trick are public: they must be the ones played.
+            raw = [e for e in game.records[-1].events if e[0] == "trick"]
+            assert event["cards"] == [[s, c] for s, c in
+                                      ([s, _names(1 << c)[0]] for s, c in raw[tricks][2])]
+            tricks += 1
+            revealed |= tokens
+            continue
+        if kind == "talon":
+            assert rules.talon_public and tokens <= talon
+            revealed |= tokens
+            continue
+        assert tokens <= revealed, (event, tokens - revealed)
+
+
+def _names(mask: int) -> list[str]:
+    from arena.engine import cards_str
+
+    return cards_str(mask)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_events_never_show_hidden_cards(preset: str) -> None:
+    n = Rules.preset(preset).players
+    spec = spec_of(tuple(["greedy", "random"] * 2)[:n], preset=preset, seed="ev", max_deals=8)
+    events: list[JSON] = []
+
+    async def spectator(event: JSON) -> None:
+        events.append(event)
+
+    result = play(spec, [resolve_seat(b, i, spec) for i, b in enumerate(spec.bots)],
+                  on_event=spectator)
+    assert result.replay is not None
+    _public_cards(result.replay, events)
+
+
+def test_event_stream_shape_and_every_seat_gets_it() -> None:
+    spec = spec_of(("scripted", "greedy", "scripted"), max_deals=4)
+    a, c = ScriptedSeat(name="a"), ScriptedSeat(name="c")
+    events: list[JSON] = []
+
+    async def spectator(event: JSON) -> None:
+        events.append(event)
+
+    result = play(spec, [a, greedy_seat(1), c], on_event=spectator)
+    assert a.events == events == c.events
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "match_start" and kinds[-1] == "match_end"
+    assert kinds.count("match_start") == kinds.count("match_end") == 1
+    assert kinds.count("deal_end") == result.deals == 4
+    assert kinds.count("deal_start") == kinds.count("deal_end") + kinds.count("redeal")
+    start = events[0]
+    assert start["seats"] == list(spec.bots) and start["players"] == 3
+    assert "seed" not in start
+    end = events[-1]
+    assert end["scores"] == result.scores and end["ranks"] == result.ranks
+    for e in events:
+        if e["type"] == "deal_end":
+            assert sorted(e) == sorted(["type", "deltas", "scores", "declarer", "contract",
+                                        "made", "deal"])
+        if e["type"] == "trick":
+            assert len(e["cards"]) == 3 and e["winner"] in (0, 1, 2)
+    # Seats' own hands come only through their observations.
+    assert all(len(r.observation["hand"]) > 0 for r in a.requests if
+               r.observation["phase"] != "blind")
+
+
+# ---------------------------------------------------------------------- seats and resolution
+
+
+def test_seat_count_must_match_the_rules() -> None:
+    spec = spec_of(("greedy", "greedy"))
+    with pytest.raises(ValueError, match="2 seats for 3 players"):
+        play(spec, [greedy_seat(0), greedy_seat(1)])
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("grredy", "unknown bot 'grredy'"),
+        ("remote:alice", "needs a gateway"),
+        ("no_such_module_xyz:Bot", "cannot import no_such_module_xyz"),
+        ("referee_support:NoSuchBot", "has no 'NoSuchBot'"),
+        ("missing/file.py:Bot", "no file missing/file.py"),
+    ],
+)
+def test_bad_bot_references_are_reported(ref: str, message: str) -> None:
+    spec = spec_of((ref, "greedy", "greedy"))
+    with pytest.raises(ValueError, match=message):
+        run_match_sync(spec)
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "referee_support:FirstLegalBot",
+        "referee_support:AsyncFirstLegalBot",
+        str(HERE / "referee_support.py") + ":FirstLegalBot",
+    ],
+)
+def test_run_match_sync_plays_a_module_class_bot(ref: str) -> None:
+    spec = spec_of((ref, "greedy", "random"), max_deals=3)
+    result = run_match_sync(spec)
+    assert result.status == "completed"
+    assert result.bots == spec.bots
+    assert result.seat_stats[0].decisions > 0 and result.seat_stats[0].strikes == 0
+    assert result.replay is not None and result.replay["seats"][0] == ref
+
+
+def test_python_bots_get_a_hashed_seat_seed_and_the_rules() -> None:
+    spec = spec_of(("referee_support:FirstLegalBot", "greedy", "greedy"), seed="secret-seed")
+    seat = resolve_seat(spec.bots[0], 0, spec)
+    assert isinstance(seat, InProcessSeat)
+    bot = seat.bot
+    assert "secret-seed" not in bot.seed and len(bot.seed) == 64
+    assert bot.rules == match_rules(spec).to_json()
+
+
+def test_a_resolver_supplies_remote_seats() -> None:
+    asked: list[str] = []
+
+    def resolver(ref: str) -> Seat:
+        asked.append(ref)
+        return ScriptedSeat(name=ref.removeprefix("remote:"))
+
+    spec = spec_of(("remote:alice", "greedy", "remote:bob"), max_deals=2)
+    result = run_match_sync(spec, resolver)
+    assert asked == ["remote:alice", "remote:bob"]
+    assert result.status == "completed"
+    assert result.bots == spec.bots
+
+
+def test_metrics_count_decisions_strikes_and_matches() -> None:
+    def value(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    before = {
+        "ok": value("arena_decisions_total", bot="metric-bot", outcome="ok"),
+        "malformed": value("arena_decisions_total", bot="metric-bot", outcome="malformed"),
+        "strikes": value("arena_strikes_total", bot="metric-bot"),
+        "forfeits": value("arena_forfeits_total", bot="metric-bot"),
+        "finished": value("arena_matches_finished_total", status="forfeit"),
+        "deals": value("arena_deals_total"),
+    }
+    tc = TimeControl(decision_ms=1000, bank_ms=0, strike_limit=2)
+    spec = spec_of(("greedy", "metric-bot", "greedy"), tc=tc)
+    bad = ScriptedSeat({3: "malformed", 5: "malformed"}, name="metric-bot")
+    result = play(spec, [greedy_seat(0), bad, greedy_seat(2)])
+    assert result.status == "forfeit"
+    assert value("arena_decisions_total", bot="metric-bot", outcome="ok") - before["ok"] == 3
+    assert value("arena_decisions_total", bot="metric-bot", outcome="malformed") - before[
+        "malformed"] == 2
+    assert value("arena_strikes_total", bot="metric-bot") - before["strikes"] == 2
+    assert value("arena_forfeits_total", bot="metric-bot") - before["forfeits"] == 1
+    assert value("arena_matches_finished_total", status="forfeit") - before["finished"] == 1
+    assert value("arena_deals_total") - before["deals"] == result.deals
+    assert value("arena_decision_latency_seconds_count", bot="metric-bot") >= 5
+    assert value("arena_matches_running") == 0
+
+
+def test_greedy_seat_objects_can_be_reused_for_a_second_match() -> None:
+    spec = spec_of(("greedy",) * 3, max_deals=2)
+    seats: list[Seat] = [InProcessSeat(GreedyBot(), "greedy") for _ in range(3)]
+    assert play(spec, seats).status == "completed"
+    assert play(spec, seats).status == "completed"
