@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--max-matches", type=int, help="stop after playing this many matches (resume later)"
     )
+    run.add_argument(
+        "--metrics-port",
+        type=int,
+        help="serve Prometheus metrics (matches planned and done, ratings) on this port",
+    )
 
     check = sub.add_parser("check", help="validate a spec file and say what it would play")
     check.add_argument("spec")
@@ -107,6 +112,14 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
             executor=executor, workers=args.workers, db=args.db, broker=args.broker
         )
         progress = Progress(spec.name, enabled=not args.quiet)
+        if args.metrics_port is not None:
+            from arena.observability.exposition import MetricsSetupError, start_metrics_server
+
+            try:
+                start_metrics_server(args.metrics_port)
+            except MetricsSetupError as exc:
+                print(f"{prog}: {exc}", file=sys.stderr)
+                return 2
         try:
             summary = run_tournament(spec, progress=progress, max_matches=args.max_matches)
         except KeyboardInterrupt:
@@ -118,6 +131,8 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
             )
             return 130
         state = "finished" if summary.finished else "stopped"
+        if summary.finished:
+            progress.set_total(progress.done)
         progress.finish(
             f"{spec.name}: {state}; played {summary.played} matches in "
             f"{summary.elapsed_s:.1f}s ({summary.games_per_s:.2f} games/s), "

@@ -10,6 +10,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO
 
@@ -212,8 +213,12 @@ def run_tournament(
                 todo = [m for m in batch if m.match_id not in done]
                 executor.run(todo, store, on_result)
                 done = store.results(spec.name)
+                if gauges:
+                    publish_ratings(spec.name, done.values())
         except _Enough:
             pass
+        if gauges and played:
+            publish_ratings(spec.name, done.values())
         note = ""
         outcome = getattr(fmt, "outcome", None)
         if outcome is not None and hasattr(outcome, "describe"):
@@ -234,6 +239,18 @@ def run_tournament(
             executor.close()
         if own_store:
             store.close()
+
+
+def publish_ratings(tournament: str, records: Iterable[ResultRecord]) -> None:
+    """Set ``arena_rating{tournament,bot}`` from the stored results (no bootstrap: cheap)."""
+    try:
+        from arena.observability.metrics import RATING
+        from arena.tournament.leaderboard import compute_leaderboard
+
+        for row in compute_leaderboard(list(records), n_bootstrap=0):
+            RATING.labels(tournament=tournament, bot=row.player).set(row.rating)
+    except Exception as exc:  # a dashboard figure must never stop a tournament
+        log.warning("ratings not published: %s", exc)
 
 
 class _Enough(Exception):

@@ -411,6 +411,9 @@ def _plan_view(data: JSON, ftype: str) -> JSON:
     view = {k: v for k, v in data.items() if k not in _RUN_ONLY_FIELDS}
     if ftype == "league":
         view.pop("participants", None)
+    if ftype in ("swiss", "league"):
+        # Later rounds never change earlier ones: more rounds extend the tournament.
+        view["format"] = {k: v for k, v in view.get("format", {}).items() if k != "rounds"}
     return view
 
 

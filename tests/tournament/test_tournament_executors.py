@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tournament_support import Worker, wait_for
+from tournament_support import Worker, pg_schema, wait_for
 
 from arena.tournament.executors import CeleryExecutor, ExecutorError, InlineExecutor, LocalExecutor
 from arena.tournament.formats import expand
@@ -198,11 +198,18 @@ def test_killed_pool_child_is_retried_at_once(
     store.close()
 
 
-def test_stopped_celery_tournament_resumes(
+def test_stopped_celery_tournament_resumes_on_postgresql(
     tmp_path: Path, broker: str, start_worker: Callable[..., Worker]
 ) -> None:
-    spec = make_spec(tmp_path / "stop.sqlite3", sets=4)
-    start_worker("r", pool="solo")
+    with pg_schema() as url:
+        check_stop_and_resume(tmp_path, broker, start_worker, url)
+
+
+def check_stop_and_resume(
+    tmp_path: Path, broker: str, start_worker: Callable[..., Worker], db_url: str
+) -> None:
+    spec = make_spec(tmp_path / "unused.sqlite3", sets=4).with_overrides(db=db_url)
+    start_worker("r", pool="prefork", concurrency=2)
     first = run_with(spec, CeleryExecutor(broker=broker, poll_s=0.05), max_matches=6)
     assert not first.finished and first.played == 6
     second = run_with(spec, CeleryExecutor(broker=broker, poll_s=0.05))
