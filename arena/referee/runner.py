@@ -417,14 +417,20 @@ async def run_match(
 
 
 def resolve_seat(
-    ref: str, index: int, spec: MatchSpec, resolver: SeatResolver | None = None
+    ref: str,
+    index: int,
+    spec: MatchSpec,
+    resolver: SeatResolver | None = None,
+    *,
+    threaded: bool = False,
 ) -> Seat:
     """The seat for one bot reference of a spec.
 
     ``random`` and ``greedy`` are built in; ``module:Class`` (or ``file.py:Class``) is
     imported and instantiated with the keywords it accepts (``seed``, ``rules``);
     ``remote:NAME`` goes to ``resolver``.  Bots get a seed derived from the match seed by
-    SHA-256 (never the match seed itself, which would reveal the deals).
+    SHA-256 (never the match seed itself, which would reveal the deals).  ``threaded``
+    runs a Python bot's decisions in a thread so that one that hangs can be timed out.
     """
     seed = seat_seed(spec.seed, index, ref)
     if ref in BUILTIN_BOTS:
@@ -441,7 +447,7 @@ def resolve_seat(
             bot = make_instance(factory, seed=seed, rules=match_rules(spec).to_json())
         except Exception as exc:
             raise ValueError(f"bot {ref!r}: creating it failed: {exc}") from exc
-        return as_seat(bot, ref)
+        return as_seat(bot, ref, threaded=threaded)
     raise ValueError(
         f"unknown bot {ref!r}: use {', '.join(sorted(BUILTIN_BOTS))}, "
         "module:Class, file.py:Class or remote:NAME"

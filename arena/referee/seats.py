@@ -17,6 +17,7 @@ import importlib.util
 import inspect
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,13 +50,18 @@ class InProcessSeat:
         hook = getattr(bot, "on_event", None)
         self._on_event: Callable[[JSON], Any] | None = hook if callable(hook) else None
         self.wants_events = self._on_event is not None
+        #: A threaded bot's own time for its last decision, without the thread hand-off.
+        self.last_think_ms: float | None = None
         # A threaded or asynchronous bot may yield to the loop: give it a timer.
         if threaded or self._is_async:
             self.in_process = False
 
     async def decide(self, request: DecisionRequest) -> str:
         if self.threaded:
-            answer: Any = await _in_thread(self._decide, request.observation, request.legal)
+            answer: Any
+            answer, self.last_think_ms = await _in_thread(
+                self._decide, request.observation, request.legal
+            )
             return answer  # type: ignore[no-any-return]
         answer = self._decide(request.observation, request.legal)
         if type(answer) is not str and inspect.isawaitable(answer):
@@ -71,10 +77,13 @@ class InProcessSeat:
             await out
 
 
-async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
-    """Run ``fn`` in a fresh daemon thread: a bot stuck forever cannot keep the process alive."""
+async def _in_thread(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """Run ``fn`` in a fresh daemon thread: a bot stuck forever cannot keep the process alive.
+
+    Returns the result and the milliseconds ``fn`` itself took.
+    """
     loop = asyncio.get_running_loop()
-    fut: asyncio.Future[Any] = loop.create_future()
+    fut: asyncio.Future[tuple[Any, float]] = loop.create_future()
 
     def settle(ok: bool, value: Any) -> None:
         if fut.done():
@@ -85,6 +94,7 @@ async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
             fut.set_exception(value)
 
     def run() -> None:
+        t0 = time.perf_counter()
         try:
             value = fn(*args)
             if inspect.isawaitable(value):
@@ -92,7 +102,8 @@ async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
         except BaseException as exc:
             loop.call_soon_threadsafe(settle, False, exc)
         else:
-            loop.call_soon_threadsafe(settle, True, value)
+            took = (time.perf_counter() - t0) * 1000.0
+            loop.call_soon_threadsafe(settle, True, (value, took))
 
     threading.Thread(target=run, name="bot-decision", daemon=True).start()
     return await fut

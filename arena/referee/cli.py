@@ -1,0 +1,508 @@
+"""``arena match`` and ``arena bot-check``: play a match here, or put a bot through its paces.
+
+Both take their own arguments (``match_main(argv)``, ``bot_check_main(argv)``) so the
+``arena`` command can hand them the rest of its command line.  Exit codes: 0 success,
+1 the match was interrupted or the bot misbehaved, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.engine import EngineError, Rules, parse_action
+from arena.engine import replay as rp
+from arena.referee.runner import match_rules, resolve_seat, run_match
+from arena.referee.story import Story
+from arena.referee.types import JSON, DecisionRequest, MatchResult, MatchSpec, Seat, TimeControl
+
+ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported in one line, exit code 2."""
+
+
+def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
+    """``name=value`` pairs; values are JSON (``true``, ``120``, ``[1,2,3,4]``) or text."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"option {item!r}: expected name=value")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+def _rules_json(preset: str, options: Sequence[str] | None) -> JSON:
+    data: JSON = {"preset": preset, "options": parse_options(options)}
+    try:
+        Rules.from_json(data)
+    except EngineError as exc:
+        raise UsageError(str(exc)) from None
+    return data
+
+
+def _add_clock(p: argparse.ArgumentParser, strike_default: int) -> None:
+    tc = TimeControl()
+    p.add_argument("--decision-ms", type=int, default=tc.decision_ms,
+                   help=f"time for each decision (default {tc.decision_ms})")
+    p.add_argument("--bank-ms", type=int, default=tc.bank_ms,
+                   help=f"each seat's time bank (default {tc.bank_ms})")
+    p.add_argument("--strike-limit", type=int, default=strike_default,
+                   help=f"strikes that forfeit the match, 0 for none (default {strike_default})")
+
+
+def _add_gateway(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--gateway", metavar="HOST:PORT",
+                   help="play on this gateway (needed for remote:NAME bots)")
+    p.add_argument("--token", help=f"organiser token for the gateway (env {ORGANISER_TOKEN_ENV})")
+
+
+# ---------------------------------------------------------------------------- arena match
+
+
+def match_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="arena match",
+        description="Play one seeded match between bots and tell it deal by deal.",
+    )
+    p.add_argument("bots", nargs="+", metavar="BOT",
+                   help="one per seat: random, greedy, module:Class, file.py:Class, remote:NAME")
+    p.add_argument("--rules", default="classic", help="rules preset (default classic)")
+    p.add_argument("--option", "-o", action="append", metavar="NAME=VALUE",
+                   help="rule option override, repeatable")
+    p.add_argument("--seed", default="1", help="seed text the deals come from (default 1)")
+    p.add_argument("--max-deals", type=int, help="stop after this many deals")
+    p.add_argument("--match-id", default=None, help="match id (default: match-SEED)")
+    p.add_argument("--replay", metavar="FILE", help="write the replay to FILE")
+    p.add_argument("--tricks", action="store_true", help="show every trick")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only the result")
+    p.add_argument("--json", action="store_true", help="print the result as JSON at the end")
+    _add_clock(p, TimeControl().strike_limit)
+    _add_gateway(p)
+    return p
+
+
+def _spec_from_args(args: argparse.Namespace) -> MatchSpec:
+    rules = _rules_json(args.rules, args.option)
+    if args.max_deals is not None and args.max_deals < 1:
+        raise UsageError("--max-deals must be at least 1")
+    spec = MatchSpec(
+        match_id=args.match_id or f"match-{args.seed}",
+        rules=rules,
+        seed=str(args.seed),
+        bots=tuple(args.bots),
+        time_control=TimeControl(args.decision_ms, args.bank_ms, args.strike_limit),
+        max_deals=args.max_deals,
+    )
+    players = match_rules(spec).players
+    if len(spec.bots) != players:
+        raise UsageError(f"{args.rules} is played by {players}: give {players} bots, "
+                         f"got {len(spec.bots)}")
+    return spec
+
+
+def match_main(argv: Sequence[str] | None = None) -> int:
+    """``arena match``: play a match here (or on a gateway) and tell its story."""
+    parser = match_parser()
+    args = parser.parse_args(argv)
+    try:
+        spec = _spec_from_args(args)
+        if args.gateway or any(b.startswith("remote:") for b in spec.bots):
+            return _match_on_gateway(args, spec)
+        seats = [resolve_seat(ref, i, spec) for i, ref in enumerate(spec.bots)]
+    except (UsageError, ValueError) as exc:
+        print(f"arena match: {exc}", file=sys.stderr)
+        return 2
+    story = Story(lambda line: print(line, flush=True), quiet=args.quiet, tricks=args.tricks)
+
+    async def spectator(event: JSON) -> None:
+        story(event)
+
+    try:
+        result = asyncio.run(_play_and_close(spec, seats, spectator))
+    except KeyboardInterrupt:
+        print("arena match: interrupted", file=sys.stderr)
+        return 130
+    _print_stats(result)
+    if args.replay and result.replay is not None:
+        rp.dump(result.replay, args.replay)
+        print(f"replay written to {args.replay}")
+    if args.json:
+        data = result.to_json()
+        data.pop("replay", None)
+        print(json.dumps(data, indent=2))
+    return 0 if result.status in ("completed", "forfeit") else 1
+
+
+async def _play_and_close(spec: MatchSpec, seats: list[Seat], spectator: Any) -> MatchResult:
+    try:
+        return await run_match(spec, seats, on_event=spectator)
+    finally:
+        for seat in seats:
+            close = getattr(seat, "aclose", None)
+            if callable(close):
+                await close()
+
+
+def _print_stats(result: MatchResult) -> None:
+    for seat, (bot, st) in enumerate(zip(result.bots, result.seat_stats, strict=False)):
+        if not st.decisions:
+            continue
+        avg = st.think_ms_total / st.decisions
+        trouble = ""
+        if st.strikes:
+            trouble = (f", {st.strikes} strike(s): {st.timeouts} timeout, {st.illegal} illegal, "
+                       f"{st.malformed} malformed")
+        print(f"  {seat}:{bot}: {st.decisions} decisions, {avg:.3f} ms average, "
+              f"{st.think_ms_max:.3f} ms max{trouble}")
+
+
+def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]]]:
+    """A channel, organiser stub and auth metadata for ``--gateway``."""
+    if not args.gateway:
+        raise UsageError("remote bots play on a gateway: give --gateway HOST:PORT and --token")
+    token = args.token or os.environ.get(ORGANISER_TOKEN_ENV)
+    if not token:
+        raise UsageError(f"the gateway needs the organiser token: --token or {ORGANISER_TOKEN_ENV}")
+    import grpc
+
+    from arena.proto.thousand.v1 import organiser_pb2_grpc
+
+    channel = grpc.aio.insecure_channel(args.gateway)
+    stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
+    return channel, stub, [("authorization", f"Bearer {token}")]
+
+
+async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
+                         on_event: Any) -> JSON | None:
+    """Start the match on the gateway and feed its events to ``on_event``; the match_end."""
+    import grpc
+
+    from arena.proto.thousand.v1 import organiser_pb2
+
+    channel, stub, metadata = _organiser(args)
+    async with channel:
+        tc = spec.time_control
+        request = organiser_pb2.StartMatchRequest(
+            preset=spec.rules["preset"],
+            options_json=json.dumps(spec.rules.get("options") or {}),
+            seed=spec.seed,
+            bots=list(spec.bots),
+            time_control=organiser_pb2.TimeControl(
+                decision_ms=tc.decision_ms, bank_ms=tc.bank_ms, strike_limit=tc.strike_limit
+            ),
+        )
+        if spec.max_deals is not None:
+            request.max_deals = spec.max_deals
+        if args.match_id:
+            request.match_id = args.match_id
+        try:
+            started = await stub.StartMatch(request, metadata=metadata, timeout=30)
+            end: JSON | None = None
+            watch = stub.WatchMatch(
+                organiser_pb2.WatchMatchRequest(match_id=started.match_id), metadata=metadata
+            )
+            async for item in watch:
+                event = json.loads(item.event.detail_json or "{}")
+                on_event(event)
+                if event.get("type") == "match_end":
+                    end = event
+                    break
+            return end
+        except grpc.aio.AioRpcError as exc:
+            raise UsageError(
+                f"gateway {args.gateway}: {exc.code().name}: {exc.details()}"
+            ) from None
+
+
+def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
+    story = Story(lambda line: print(line, flush=True), quiet=args.quiet, tricks=args.tricks)
+    try:
+        end = asyncio.run(_gateway_match(args, spec, story))
+    except UsageError as exc:
+        print(f"arena match: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("arena match: interrupted", file=sys.stderr)
+        return 130
+    if args.replay:
+        print("arena match: the gateway keeps the replay of a match it plays; "
+              "no replay written here", file=sys.stderr)
+    if end is None:
+        print("arena match: the event stream ended before the match did", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(end, indent=2))
+    return 0 if end.get("status") in ("completed", "forfeit") else 1
+
+
+# ---------------------------------------------------------------------------- bot-check
+
+
+@dataclass
+class Problem:
+    match: int
+    deal: int
+    phase: str
+    kind: str
+    detail: str
+
+
+@dataclass
+class Probe:
+    """What bot-check saw of the bot under test."""
+
+    latencies_ms: list[float] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: {
+        "ok": 0, "timeout": 0, "illegal": 0, "malformed": 0, "error": 0,
+    })
+    lowest_bank_ms: int | None = None
+    match_index: int = 0
+    stop: asyncio.Event | None = None
+    max_problems: int = 10
+
+    def add(self, request: DecisionRequest, kind: str, detail: str) -> None:
+        self.counts[kind] += 1
+        obs = request.observation
+        self.problems.append(
+            Problem(self.match_index, int(obs.get("deal", 0)), str(obs.get("phase")), kind, detail)
+        )
+        if len(self.problems) >= self.max_problems and self.stop is not None:
+            self.stop.set()
+
+
+class ProbeSeat:
+    """Wraps the seat under test: times every answer and judges it as the referee will."""
+
+    in_process = False
+
+    def __init__(self, inner: Seat, probe: Probe) -> None:
+        self.inner = inner
+        self.probe = probe
+        self.name = inner.name
+        self.wants_events = bool(getattr(inner, "wants_events", True))
+
+    async def decide(self, request: DecisionRequest) -> str:
+        probe = self.probe
+        bank = request.time_bank_ms
+        if probe.lowest_bank_ms is None or bank < probe.lowest_bank_ms:
+            probe.lowest_bank_ms = bank
+        t0 = time.perf_counter()
+        try:
+            answer = await self.inner.decide(request)
+        except asyncio.CancelledError:
+            probe.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
+            budget = request.deadline_ms + request.time_bank_ms
+            probe.add(request, "timeout", f"no answer within {budget} ms")
+            raise
+        except Exception as exc:
+            probe.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
+            probe.add(request, "error", f"raised {type(exc).__name__}: {exc}")
+            raise
+        elapsed = (time.perf_counter() - t0) * 1000.0
+        # A threaded Python bot reports its own time, without the thread hand-off.
+        own = getattr(self.inner, "last_think_ms", None)
+        probe.latencies_ms.append(own if isinstance(own, float) else elapsed)
+        if elapsed > request.deadline_ms + request.time_bank_ms:
+            probe.add(request, "timeout", f"answered after {elapsed:.0f} ms")
+        elif not isinstance(answer, str):
+            probe.add(request, "malformed", f"answered {type(answer).__name__}, not text")
+        elif answer not in request.legal:
+            try:
+                action = parse_action(answer)
+            except EngineError as exc:
+                probe.add(request, "malformed", f"{answer!r}: {exc}")
+            else:
+                if str(action) in request.legal:
+                    probe.counts["ok"] += 1
+                else:
+                    shown = ", ".join(request.legal[:8]) + (" ..." if len(request.legal) > 8
+                                                            else "")
+                    probe.add(request, "illegal", f"{answer!r} is not legal (legal: {shown})")
+        else:
+            probe.counts["ok"] += 1
+        return answer
+
+    async def on_event(self, match_id: str, event: JSON) -> None:
+        await self.inner.on_event(match_id, event)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty sequence."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, int(-(-q * len(ordered) // 100)) - 1))
+    return ordered[k]
+
+
+def bot_check_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="arena bot-check",
+        description="Play a few seeded deals with a bot in every seat against built-in bots "
+        "and report protocol errors, illegal moves, timeouts and latency.",
+    )
+    p.add_argument("bot", help="the bot under test: module:Class, file.py:Class or remote:NAME")
+    p.add_argument("--rules", default="classic", help="rules preset (default classic)")
+    p.add_argument("--option", "-o", action="append", metavar="NAME=VALUE",
+                   help="rule option override, repeatable")
+    p.add_argument("--seed", default="bot-check", help="seed text (default bot-check)")
+    p.add_argument("--deals", type=int, default=4,
+                   help="deals per match; one match per seat (default 4)")
+    p.add_argument("--opponents", default="greedy",
+                   help="comma-separated built-in bots to fill the other seats (default greedy)")
+    p.add_argument("--max-problems", type=int, default=10,
+                   help="stop after this many problems (default 10)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_clock(p, 0)
+    _add_gateway(p)
+    return p
+
+
+def bot_check_main(argv: Sequence[str] | None = None) -> int:
+    """``arena bot-check``: exit 0 when the bot behaved, 1 when it did not, 2 on bad input."""
+    args = bot_check_parser().parse_args(argv)
+    try:
+        report = asyncio.run(_bot_check(args))
+    except (UsageError, ValueError) as exc:
+        print(f"arena bot-check: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("arena bot-check: interrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        for line in _report_lines(report):
+            print(line)
+    return 0 if report["passed"] else 1
+
+
+async def _bot_check(args: argparse.Namespace) -> JSON:
+    rules = _rules_json(args.rules, args.option)
+    if args.deals < 1:
+        raise UsageError("--deals must be at least 1")
+    opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
+    if not opponents:
+        raise UsageError("--opponents: name at least one built-in bot")
+    players = Rules.from_json(rules).players
+    tc = TimeControl(args.decision_ms, args.bank_ms, args.strike_limit)
+    remote = args.bot.startswith("remote:")
+    if remote:
+        return await _bot_check_gateway(args, rules, opponents, players, tc)
+    probe = Probe(max_problems=args.max_problems)
+    statuses: list[str] = []
+    for seat in range(players):
+        others = iter(opponents * players)
+        bots = tuple(args.bot if s == seat else next(others) for s in range(players))
+        spec = MatchSpec(match_id=f"bot-check-{seat}", rules=rules,
+                         seed=f"{args.seed}/{seat}", bots=bots, time_control=tc,
+                         max_deals=args.deals)
+        seats: list[Seat] = []
+        for i, ref in enumerate(bots):
+            if i == seat:
+                seats.append(ProbeSeat(resolve_seat(ref, i, spec, threaded=True), probe))
+            else:
+                seats.append(resolve_seat(ref, i, spec))
+        probe.match_index = seat
+        probe.stop = asyncio.Event()
+        result = await run_match(spec, seats, stop=probe.stop)
+        statuses.append(result.status)
+        if probe.stop.is_set():
+            break
+    return _report(args, rules, probe, statuses)
+
+
+def _report(args: argparse.Namespace, rules: JSON, probe: Probe, statuses: list[str]) -> JSON:
+    lat = probe.latencies_ms
+    latency = (
+        {f"p{q}": round(percentile(lat, q), 3) for q in (50, 90, 99)} | {"max": round(max(lat), 3)}
+        if lat else None
+    )
+    problems = [p.__dict__ for p in probe.problems]
+    return {
+        "bot": args.bot,
+        "rules": rules,
+        "matches": len(statuses),
+        "statuses": statuses,
+        "decisions": sum(probe.counts.values()),
+        "counts": dict(probe.counts),
+        "latency_ms": latency,
+        "lowest_bank_ms": probe.lowest_bank_ms,
+        "bank_ms": args.bank_ms,
+        "problems": problems,
+        "stopped_early": len(problems) >= args.max_problems,
+        "passed": not problems and bool(sum(probe.counts.values())),
+    }
+
+
+def _report_lines(report: JSON) -> list[str]:
+    c = report["counts"]
+    lines = [
+        f"bot-check {report['bot']}: {report['rules']['preset']}, {report['matches']} match(es)",
+        f"  decisions {report['decisions']}: ok {c['ok']}, timeouts {c['timeout']}, illegal "
+        f"{c['illegal']}, malformed {c['malformed']}, errors {c['error']}",
+    ]
+    lat = report["latency_ms"]
+    if lat:
+        lines.append(f"  latency ms: p50 {lat['p50']}, p90 {lat['p90']}, p99 {lat['p99']}, "
+                     f"max {lat['max']}")
+    elif report["decisions"]:
+        lines.append("  latency: not measured (the bot plays on the gateway)")
+    if report["lowest_bank_ms"] is not None:
+        lines.append(f"  time bank: lowest {report['lowest_bank_ms']} ms of {report['bank_ms']}")
+    for p in report["problems"]:
+        lines.append(f"  match {p['match']} deal {p['deal']} ({p['phase']}): {p['kind']}: "
+                     f"{p['detail']}")
+    if report["stopped_early"]:
+        lines.append(f"  stopped after {len(report['problems'])} problems")
+    if not report["decisions"]:
+        lines.append("FAIL: the bot was never asked to decide")
+    else:
+        lines.append("PASS" if report["passed"] else f"FAIL: {len(report['problems'])} problem(s)")
+    return lines
+
+
+async def _bot_check_gateway(args: argparse.Namespace, rules: JSON, opponents: list[str],
+                             players: int, tc: TimeControl) -> JSON:
+    """A remote bot: matches on the gateway; problems read from the referee's fallbacks."""
+    probe = Probe(max_problems=args.max_problems)
+    statuses: list[str] = []
+    for seat in range(players):
+        others = iter(opponents * players)
+        bots = tuple(args.bot if s == seat else next(others) for s in range(players))
+        spec = MatchSpec(match_id="", rules=rules, seed=f"{args.seed}/{seat}", bots=bots,
+                         time_control=tc, max_deals=args.deals)
+        deal = {"n": 0}
+
+        def watch(event: JSON, seat: int = seat, deal: dict[str, int] = deal) -> None:
+            if event.get("type") == "deal_start":
+                deal["n"] = int(event.get("deal", 0))
+            if event.get("type") == "action" and event.get("seat") == seat and not event.get(
+                "auto"
+            ):
+                kind = event.get("fallback")
+                if kind:
+                    probe.counts[kind] = probe.counts.get(kind, 0) + 1
+                    probe.problems.append(Problem(seat, deal["n"], "-", str(kind),
+                                                  f"the referee played {event['action']!r}"))
+                else:
+                    probe.counts["ok"] += 1
+
+        args.match_id = None
+        end = await _gateway_match(args, spec, watch)
+        statuses.append(str(end.get("status")) if end else "unknown")
+        if len(probe.problems) >= args.max_problems:
+            break
+    return _report(args, rules, probe, statuses)
