@@ -46,11 +46,11 @@ def rank_of(c: int) -> int:
     return c & 7
 
 
+CARD_NAMES = tuple(RANKS[c & 7] + SUITS[c >> 3] for c in range(32))
+
+
 def card_str(c: int) -> str:
-    return RANKS[c & 7] + SUITS[c >> 3]
-
-
-CARD_NAMES = tuple(card_str(c) for c in range(32))
+    return CARD_NAMES[c]
 
 
 def parse_card(text: str) -> int:
@@ -98,10 +98,10 @@ def cards_str(mask: int) -> list[str]:
 
 
 def hand_str(mask: int) -> str:
-    """A hand for people: grouped by suit, strongest first."""
+    """A hand for people: grouped by suit, strongest first (``AH TH  KS  9D``)."""
     parts = []
     for s in range(4):
-        ranks = [RANKS[c & 7] for c in reversed(cards_of(mask & SUIT_MASK[s]))]
-        if ranks:
-            parts.append("".join(ranks) + SUITS[s])
-    return " ".join(parts) if parts else "-"
+        cs = [CARD_NAMES[c] for c in reversed(cards_of(mask & SUIT_MASK[s]))]
+        if cs:
+            parts.append(" ".join(cs))
+    return "  ".join(parts) if parts else "-"

@@ -1,0 +1,1 @@
+"""Benchmarks: commands that print figures (speed is never asserted in tests)."""

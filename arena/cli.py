@@ -1,0 +1,229 @@
+"""The ``arena`` command line.
+
+Subcommands import their implementation lazily: the engine commands start in a blink and
+a missing optional part (say, the gateway) only affects its own subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _rules_list(args: argparse.Namespace) -> int:
+    from .engine import PRESETS, Rules
+
+    for name, (desc, _) in PRESETS.items():
+        r = Rules.preset(name)
+        print(f"{name:<14} {r.players}p  {desc}")
+    return 0
+
+
+def _rules_show(args: argparse.Namespace) -> int:
+    from .engine import OPTIONS, Rules, RulesError
+
+    try:
+        rules = Rules.preset(args.preset, **_parse_options(args.option))
+    except RulesError as e:
+        print(f"arena rules show: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"preset": rules.name, "options": rules.options()}, indent=2))
+        return 0
+    print(f"Preset {rules.name}")
+    for o in OPTIONS:
+        value = rules.options()[o.name]
+        print(f"  {o.name:<24} {json.dumps(value):<22} {o.help}")
+    return 0
+
+
+def _rules_doc(args: argparse.Namespace) -> int:
+    from .engine.rules_doc import options_table
+
+    print(options_table())
+    return 0
+
+
+def _parse_options(items: Sequence[str] | None) -> dict[str, Any]:
+    """``name=value`` pairs; values are JSON (``true``, ``120``, ``[1,2,3,4]``) or text."""
+    from .engine import RulesError
+
+    out: dict[str, Any] = {}
+    for item in items or ():
+        if "=" not in item:
+            raise RulesError(f"option {item!r}: expected name=value")
+        key, _, raw = item.partition("=")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out
+
+
+def _replay_verify(args: argparse.Namespace) -> int:
+    from .engine import replay as rp
+    from .engine.errors import ReplayError
+
+    try:
+        data = rp.load(args.file)
+        diff = rp.verify(data)
+    except ReplayError as e:
+        print(f"invalid replay: {e}", file=sys.stderr)
+        return 2
+    if diff is not None:
+        print(f"MISMATCH: {diff}")
+        return 1
+    res = data["result"]
+    print(f"OK: {len(data['deals'])} deal(s) re-simulated, scores {res['scores']}")
+    return 0
+
+
+def _replay_show(args: argparse.Namespace) -> int:
+    from .engine import replay as rp
+    from .engine.errors import ReplayError
+
+    try:
+        print(rp.show(rp.load(args.file)))
+    except ReplayError as e:
+        print(f"invalid replay: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _bench_engine(args: argparse.Namespace) -> int:
+    from .bench.engine import bench_engine
+
+    res = bench_engine(args.preset, args.seconds, args.max_deals)
+    if args.json:
+        print(json.dumps(res))
+    else:
+        print(f"engine benchmark, preset {res['preset']}, {res['seconds']} s, one process")
+        print(f"  deals/s      {res['deals_per_s']:>10,.0f}")
+        print(f"  games/s      {res['games_per_s']:>10,.1f}   (games end at the target or "
+              f"after {res['max_deals_per_game']} deals)")
+        print(f"  decisions/s  {res['decisions_per_s']:>10,.0f}")
+        print(f"  state copy   {res['copy_us']:>10.2f} us")
+    return 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    """A seeded game of random bots told deal by deal, through the engine alone."""
+    import random
+
+    from .engine import Game, Rules, RulesError
+    from .engine import replay as rp
+
+    try:
+        opts = _parse_options(args.option)
+        opts.setdefault("max_deals", args.max_deals)
+        rules = Rules.preset(args.rules, **opts)
+    except RulesError as e:
+        print(f"arena play: {e}", file=sys.stderr)
+        return 2
+    game = Game(rules, seed=str(args.seed))
+    rngs = [random.Random(f"{args.seed}/seat/{s}") for s in range(rules.players)]
+    while not game.is_over:
+        if game.is_chance:
+            game.deal()
+            continue
+        legal = game.legal_actions()
+        seat = game.to_act
+        assert seat is not None
+        game.apply(legal[rngs[seat].randrange(len(legal))])
+    data = rp.replay_from_game(game, ["random"] * rules.players)
+    print(rp.show(data))
+    if args.replay:
+        rp.dump(data, args.replay)
+        print(f"replay written to {args.replay}")
+    return 0
+
+
+def _external(module: str, func: str) -> Handler:
+    """A subcommand implemented elsewhere as ``func(argv) -> int``."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as e:
+            print(f"arena: this command is not available: {e}", file=sys.stderr)
+            return 2
+        result: int = getattr(mod, func)(list(args.rest))
+        return result
+
+    return run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="arena", description="Thousand Arena: bots play 1000.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    rules = sub.add_parser("rules", help="list the presets or show one with its options")
+    rsub = rules.add_subparsers(dest="rules_command", required=True)
+    rl = rsub.add_parser("list", help="the presets")
+    rl.set_defaults(func=_rules_list)
+    rs = rsub.add_parser("show", help="a preset's options")
+    rs.add_argument("preset")
+    rs.add_argument("--option", "-o", action="append", help="name=value, repeatable")
+    rs.add_argument("--json", action="store_true")
+    rs.set_defaults(func=_rules_show)
+    rd = rsub.add_parser("doc", help="the options table of docs/rules.md, in Markdown")
+    rd.set_defaults(func=_rules_doc)
+
+    rep = sub.add_parser("replay", help="verify or show a replay file")
+    rpsub = rep.add_subparsers(dest="replay_command", required=True)
+    rv = rpsub.add_parser("verify", help="re-simulate: exit 0 match, 1 mismatch, 2 invalid")
+    rv.add_argument("file")
+    rv.set_defaults(func=_replay_verify)
+    rsh = rpsub.add_parser("show", help="the game deal by deal")
+    rsh.add_argument("file")
+    rsh.set_defaults(func=_replay_show)
+
+    play = sub.add_parser("play", help="a seeded game of random bots through the engine alone")
+    play.add_argument("--rules", default="classic")
+    play.add_argument("--option", "-o", action="append", help="name=value, repeatable")
+    play.add_argument("--seed", default="1")
+    play.add_argument("--replay", help="write the replay here")
+    play.add_argument("--max-deals", type=int, default=20,
+                      help="end the game after this many deals (random bots rarely reach 1000)")
+    play.set_defaults(func=_play)
+
+    bench = sub.add_parser("bench", help="benchmarks that print figures")
+    bsub = bench.add_subparsers(dest="bench_command", required=True)
+    be = bsub.add_parser("engine", help="deals/s of random legal play in one process")
+    be.add_argument("--preset", default="classic")
+    be.add_argument("--seconds", type=float, default=5.0)
+    be.add_argument("--max-deals", type=int, default=50)
+    be.add_argument("--json", action="store_true")
+    be.set_defaults(func=_bench_engine)
+    for name, module, func, help_text in _EXTERNAL_BENCH:
+        bp = bsub.add_parser(name, help=help_text, add_help=False)
+        bp.add_argument("rest", nargs=argparse.REMAINDER)
+        bp.set_defaults(func=_external(module, func))
+
+    for name, module, func, help_text in _EXTERNAL:
+        sp = sub.add_parser(name, help=help_text, add_help=False)
+        sp.add_argument("rest", nargs=argparse.REMAINDER)
+        sp.set_defaults(func=_external(module, func))
+    return p
+
+
+# Subcommands whose argument parsing lives with their implementation.
+_EXTERNAL: list[tuple[str, str, str, str]] = []
+_EXTERNAL_BENCH: list[tuple[str, str, str, str]] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    func: Handler = args.func
+    return func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

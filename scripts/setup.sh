@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Set up everything Thousand Arena needs on a fresh Debian/Ubuntu machine (idempotent).
+#   scripts/setup.sh          the Python environment (.venv) with the arena installed
+#   scripts/setup.sh --test   also the test tools: Prometheus, Node.js packages, the SDK
+set -euo pipefail
+cd "$(dirname "$0")/.."
+want_test=0
+[[ "${1:-}" == "--test" ]] && want_test=1
+
+PY=${PYTHON:-python3}
+if [[ ! -x .venv/bin/python ]]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[dev]'
+if [[ -f sdk/python/pyproject.toml ]]; then
+  .venv/bin/python -m pip install -q -e sdk/python
+fi
+
+apt_install() {
+  # Install Debian packages when missing (needs root or sudo).
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  local sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+command -v redis-server >/dev/null || apt_install redis-server
+
+if [[ $want_test -eq 1 ]]; then
+  if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+    apt_install prometheus
+    # The package may start a system Prometheus on :9090; the tests start their own.
+    pkill -x prometheus 2>/dev/null || true
+  fi
+  command -v node >/dev/null || apt_install nodejs npm
+  if [[ -f sdk/javascript/package.json ]]; then
+    (cd sdk/javascript && { [[ -f package-lock.json ]] && npm ci --silent --no-audit --no-fund || npm install --silent --no-audit --no-fund; })
+  fi
+fi
