@@ -430,7 +430,7 @@ def _report(args: argparse.Namespace, rules: JSON, probe: Probe, statuses: list[
         {f"p{q}": round(percentile(lat, q), 3) for q in (50, 90, 99)} | {"max": round(max(lat), 3)}
         if lat else None
     )
-    problems = [p.__dict__ for p in probe.problems]
+    problems = [p.__dict__ for p in probe.problems[: args.max_problems]]
     return {
         "bot": args.bot,
         "rules": rules,
@@ -479,6 +479,8 @@ async def _bot_check_gateway(args: argparse.Namespace, rules: JSON, opponents: l
     """A remote bot: matches on the gateway; problems read from the referee's fallbacks."""
     probe = Probe(max_problems=args.max_problems)
     statuses: list[str] = []
+    if tc.strike_limit <= 0:  # the gateway wants a limit: one the check never reaches
+        tc = TimeControl(tc.decision_ms, tc.bank_ms, 1_000_000)
     for seat in range(players):
         others = iter(opponents * players)
         bots = tuple(args.bot if s == seat else next(others) for s in range(players))

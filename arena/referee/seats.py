@@ -11,6 +11,7 @@ can stop waiting for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -100,10 +101,12 @@ async def _in_thread(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
             if inspect.isawaitable(value):
                 value = asyncio.run(_await(value))
         except BaseException as exc:
-            loop.call_soon_threadsafe(settle, False, exc)
+            outcome: tuple[bool, Any] = (False, exc)
         else:
-            took = (time.perf_counter() - t0) * 1000.0
-            loop.call_soon_threadsafe(settle, True, (value, took))
+            outcome = (True, (value, (time.perf_counter() - t0) * 1000.0))
+        # The match may be over and its loop closed by now: then nobody is waiting.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, *outcome)
 
     threading.Thread(target=run, name="bot-decision", daemon=True).start()
     return await fut
