@@ -153,6 +153,7 @@ class Game:
         "n",
         "nines_after",
         "nines_queue",
+        "nxt",
         "orig_talon",
         "passed",
         "phase",
@@ -202,6 +203,7 @@ class Game:
     def _reset_deal(self) -> None:
         n = self.n
         self.active: tuple[int, ...] = ()
+        self.nxt: list[int] = [0] * n
         self.forehand = 0
         self.hands = [0] * n
         self.talon: list[int] = []
@@ -280,14 +282,71 @@ class Game:
         return [1 + sum(1 for o in key if o > key[s]) for s in range(self.n)]
 
     def copy(self) -> Game:
-        """A cheap independent copy: lists are copied, finished deal records shared."""
+        """A cheap independent copy: lists are copied, finished deal records shared.
+
+        Written out attribute by attribute: search bots copy states millions of times.
+        """
         g = Game.__new__(Game)
-        for name in Game.__slots__:
-            v = getattr(self, name)
-            if type(v) is list:
-                v = list(v)
-            object.__setattr__(g, name, v)
+        g._sale_min = self._sale_min
+        g.aces_pending = list(self.aces_pending)
+        g.active = self.active
+        g.auction_log = list(self.auction_log)
+        g.bank = self.bank
+        g.barrel_falls = list(self.barrel_falls)
+        g.barrel_on = list(self.barrel_on)
+        g.barrel_tries = list(self.barrel_tries)
+        g.bid = self.bid
+        g.bidder = self.bidder
+        g.blind_seat = self.blind_seat
+        g.blind_won = self.blind_won
+        g.bolts = list(self.bolts)
+        g.chosen = self.chosen
+        g.concessions = list(self.concessions)
+        g.contract = self.contract
+        g.crawl = self.crawl
+        g.deal_index = self.deal_index
+        g.dealer = self.dealer
+        g.deals_played = self.deals_played
+        g.dealt = list(self.dealt)
+        g.declarer = self.declarer
+        g.discards = self.discards
+        g.exch_left = list(self.exch_left)
+        g.forced_declarer = self.forced_declarer
+        g.forehand = self.forehand
+        g.given = list(self.given)
+        g.golden = self.golden
+        g.hands = list(self.hands)
+        g.last_marriage = self.last_marriage
+        g.last_trick = self.last_trick
+        g.lead_suit = self.lead_suit
+        g.leader = self.leader
+        g.marriage_points = list(self.marriage_points)
+        g.marriages = list(self.marriages)
+        g.n = self.n
+        g.nines_after = self.nines_after
+        g.nxt = list(self.nxt)
+        g.nines_queue = list(self.nines_queue)
+        g.orig_talon = self.orig_talon
+        g.passed = list(self.passed)
+        g.phase = self.phase
         g.received = [list(r) for r in self.received]
+        g.records = list(self.records)
+        g.rules = self.rules
+        g.sale_queue = list(self.sale_queue)
+        g.scores = list(self.scores)
+        g.seed = self.seed
+        g.shown = list(self.shown)
+        g.spare = self.spare
+        g.taken_points = list(self.taken_points)
+        g.talon = list(self.talon)
+        g.talon_public = self.talon_public
+        g.talon_seen = self.talon_seen
+        g.to_act = self.to_act
+        g.trick = list(self.trick)
+        g.tricks_taken = list(self.tricks_taken)
+        g.trump = self.trump
+        g.trump_by = self.trump_by
+        g.winners = list(self.winners)
         if g.records and g.records[-1].result is None:
             g.records[-1] = g.records[-1].copy()
         return g
@@ -324,6 +383,9 @@ class Game:
             seats = [s for s in seats if s != d]
         self.active = tuple(seats)
         self.forehand = seats[0]
+        self.nxt = [0] * n
+        for k, s in enumerate(seats):
+            self.nxt[s] = seats[(k + 1) % len(seats)]
         h = r.hand_size
         for k, s in enumerate(seats):
             self.hands[s] = mask_of(order[k * h : (k + 1) * h])
@@ -372,8 +434,7 @@ class Game:
         return list(a[i:] + a[:i])
 
     def _next_active(self, seat: int) -> int:
-        a = self.active
-        return a[(a.index(seat) + 1) % len(a)]
+        return self.nxt[seat]
 
     def _start_bidding(self) -> None:
         r = self.rules
@@ -751,9 +812,9 @@ class Game:
         Raises :class:`IllegalActionError` saying why when the action is not legal now;
         the state is then unchanged.
         """
-        a = as_action(action)
+        a = action if type(action) is Action else as_action(action)
         p = self.to_act
-        if self.phase == PLAY and a.kind == _PLAY:
+        if a.kind == _PLAY and self.phase == PLAY:
             assert p is not None
             if not (self._play_mask(p) >> a.card & 1):
                 raise IllegalActionError(self._why(a))
@@ -997,8 +1058,7 @@ class Game:
             self.lead_suit = c >> 3
         trick.append((p, c))
         if len(trick) < len(self.active):
-            a = self.active
-            self.to_act = a[(a.index(p) + 1) % len(a)]
+            self.to_act = self.nxt[p]
             return
         # Resolve the trick.
         trump = self.trump

@@ -64,10 +64,28 @@ class SeedStream:
 
 
 def shuffled(items: Sequence[int], seed: str) -> list[int]:
-    """Fisher-Yates shuffle of ``items`` driven by the seed's stream (step 4 above)."""
+    """Fisher-Yates shuffle of ``items`` driven by the seed's stream (step 4 above).
+
+    The stream is inlined here (same words as :class:`SeedStream`) because dealing is on
+    the hot path of every benchmark and tournament.
+    """
     out = list(items)
-    stream = SeedStream(seed)
+    prefix = seed.encode("utf-8")
+    sha = hashlib.sha256
+    unpack = _WORDS.unpack
+    words: list[int] = []
+    block = 0
     for i in range(len(out) - 1, 0, -1):
-        j = stream.uniform(i + 1)
+        m = i + 1
+        limit = (_U64 // m) * m
+        while True:
+            if not words:
+                words = list(unpack(sha(prefix + block.to_bytes(8, "big")).digest()))
+                words.reverse()
+                block += 1
+            x = words.pop()
+            if x < limit:
+                break
+        j = x % m
         out[i], out[j] = out[j], out[i]
     return out
