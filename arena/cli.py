@@ -215,11 +215,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Subcommands whose argument parsing lives with their implementation.
-_EXTERNAL: list[tuple[str, str, str, str]] = []
-_EXTERNAL_BENCH: list[tuple[str, str, str, str]] = []
+_EXTERNAL: list[tuple[str, str, str, str]] = [
+    ("match", "arena.referee.cli", "match_main",
+     "one seeded match between any bots, told deal by deal, with a replay"),
+    ("bot-check", "arena.referee.cli", "bot_check_main",
+     "conformance check of a bot: protocol errors, illegal moves, timeouts, latency"),
+    ("serve", "arena.server.app", "main_serve", "run the gRPC gateway remote bots connect to"),
+    ("worker", "workers.app", "worker_main", "run a Celery worker for distributed tournaments"),
+    ("tournament", "arena.tournament.cli", "tournament_main",
+     "run, check, plan or inspect a tournament from a spec file"),
+    ("leaderboard", "arena.tournament.leaderboard", "leaderboard_main",
+     "ratings with confidence intervals and per-bot statistics (text, JSON, CSV)"),
+    ("report", "arena.tournament.report", "report_main",
+     "an HTML report with a rating plot"),
+    ("watch", "arena.observability.watch", "main", "follow a match or a tournament live"),
+]
+_EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
+    ("gateway", "arena.server.bench", "main",
+     "decisions/s and added latency through one gateway with three remote bots"),
+    ("tournament", "arena.tournament.bench", "bench_main",
+     "games/s with the local pool and with Celery workers; ratings time"),
+    ("ratings", "arena.ratings.bench", "main", "ratings with CIs for many game results"),
+    ("referee", "arena.referee.bench", "bench_main", "in-process decisions/s through the referee"),
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Subcommands that parse their own arguments get them untouched (--help included).
+    external = {name: (m, f) for name, m, f, _ in _EXTERNAL}
+    bench = {name: (m, f) for name, m, f, _ in _EXTERNAL_BENCH}
+    if argv and argv[0] in external:
+        return _external(*external[argv[0]])(argparse.Namespace(rest=argv[1:]))
+    if len(argv) > 1 and argv[0] == "bench" and argv[1] in bench:
+        return _external(*bench[argv[1]])(argparse.Namespace(rest=argv[2:]))
     args = build_parser().parse_args(argv)
     func: Handler = args.func
     return func(args)
