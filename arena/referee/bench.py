@@ -1,0 +1,91 @@
+"""``arena bench referee``: how fast the referee plays in-process bots.
+
+It plays seeded matches through :func:`run_match` (clock, events to every seat, replay,
+metrics: everything a tournament match does) and, for comparison, the same bots driving
+the bare engine, so the figure printed is both the throughput and the referee's overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+
+from arena.bots import get_bot, seat_seed
+from arena.engine import Game
+from arena.referee.runner import match_rules, resolve_seats, run_match
+from arena.referee.types import JSON, MatchSpec
+
+
+def _spec(preset: str, bots: tuple[str, ...], index: int, max_deals: int) -> MatchSpec:
+    return MatchSpec(match_id=f"bench-{index}", rules={"preset": preset},
+                     seed=f"bench/{index}", bots=bots, max_deals=max_deals)
+
+
+async def _referee(preset: str, bots: tuple[str, ...], seconds: float,
+                   max_deals: int) -> JSON:
+    decisions = deals = matches = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        spec = _spec(preset, bots, matches, max_deals)
+        result = await run_match(spec, resolve_seats(spec))
+        decisions += sum(s.decisions for s in result.seat_stats)
+        deals += result.deals
+        matches += 1
+    took = time.perf_counter() - start
+    return {"decisions_per_s": decisions / took, "deals_per_s": deals / took,
+            "matches_per_s": matches / took, "matches": matches}
+
+
+def _bare(preset: str, bots: tuple[str, ...], seconds: float, max_deals: int) -> JSON:
+    """The same bots on the engine alone: observation, legal texts, decide, apply."""
+    decisions = matches = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        spec = _spec(preset, bots, matches, max_deals)
+        rules = match_rules(spec)
+        players = [get_bot(b, seed=seat_seed(spec.seed, i, b)) for i, b in enumerate(bots)]
+        game = Game(rules, seed=spec.seed)
+        while not game.is_over:
+            if game.is_chance:
+                game.deal()
+                continue
+            seat = game.to_act
+            assert seat is not None
+            legal = game.legal_actions()
+            texts = [a.text for a in legal]
+            answer = players[seat].decide(game.observation(seat), texts)
+            game.apply(legal[texts.index(answer)])
+            decisions += 1
+        matches += 1
+    took = time.perf_counter() - start
+    return {"decisions_per_s": decisions / took, "matches": matches}
+
+
+def bench_main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="arena bench referee", description=__doc__)
+    p.add_argument("--preset", default="classic")
+    p.add_argument("--bots", default="greedy,greedy,random",
+                   help="comma-separated built-in bots, one per seat")
+    p.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
+    p.add_argument("--max-deals", type=int, default=30)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    bots = tuple(b.strip() for b in args.bots.split(","))
+    referee = asyncio.run(_referee(args.preset, bots, args.seconds, args.max_deals))
+    bare = _bare(args.preset, bots, args.seconds, args.max_deals)
+    overhead = 1.0 - referee["decisions_per_s"] / bare["decisions_per_s"]
+    res = {"preset": args.preset, "bots": list(bots), "seconds": args.seconds,
+           "referee": referee, "bare_engine": bare, "referee_share_of_time": overhead}
+    if args.json:
+        print(json.dumps(res))
+        return 0
+    print(f"referee benchmark, {args.preset}, bots {', '.join(bots)}, "
+          f"{args.seconds:g} s each, one process")
+    print(f"  through the referee  {referee['decisions_per_s']:>10,.0f} decisions/s  "
+          f"{referee['deals_per_s']:>8,.0f} deals/s  {referee['matches_per_s']:>6,.1f} matches/s")
+    print(f"  bots on the engine   {bare['decisions_per_s']:>10,.0f} decisions/s")
+    print(f"  referee's share of the time: {overhead:.0%} (clock, events, replay, metrics)")
+    return 0
