@@ -309,6 +309,17 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
             bolts=False, barrel_mode="contracts-only", blind_first_trick=True,
         ),
     ),
+    "estonian-800": (
+        "Estonian 1000 as in text 001: like estonian, but the barrel is at 800, a marriage "
+        "needs no trick taken, and there is no blind bid and no crawling",
+        dict(
+            marriage_values=(100, 80, 60, 40), opening_bid=40, forced_bid=False,
+            talon_public=False, show_marriage=True, raise_contract=False, concede=False,
+            four_nines="points", sale=True, marriage_min_cards=3, marriage_needs_trick=False,
+            rounding=False, round_before_compare=False, bolts=False,
+            barrel_mode="contracts-only", barrel=800,
+        ),
+    ),
     "german-1001": (
         "German 1000/1001 (004): 8 cards each, no talon and no auction, forehand leads, "
         "ascending melds, no compulsory trump, virgin bonus, play to 1001",
@@ -425,7 +436,7 @@ class Rules:
                 raise RulesError(f"unknown option {name!r}" + _suggest(name))
         values = {o.name: o.default for o in OPTIONS}
         values.update(PRESETS[preset][1])
-        if preset == "estonian":
+        if preset in ("estonian", "estonian-800"):
             n = options.get("players", values["players"])
             if isinstance(n, int) and n in _ESTONIAN_LAYOUT:
                 hand, tal = _ESTONIAN_LAYOUT[n]
