@@ -61,6 +61,7 @@ class MatchView:
     contract: int | None = None
     trump: str | None = None
     marriages: list[tuple[int, str, int]] = field(default_factory=list)
+    talon: list[str] = field(default_factory=list)
     table: list[tuple[int, str]] = field(default_factory=list)
     last_trick: tuple[int, list[tuple[int, str]], int] | None = None
     tricks: dict[int, int] = field(default_factory=dict)
@@ -103,6 +104,7 @@ class MatchView:
         self.auction.clear()
         self.declarer = self.contract = self.trump = None
         self.marriages.clear()
+        self.talon.clear()
         self.table.clear()
         self.last_trick = None
         self.tricks.clear()
@@ -130,6 +132,10 @@ class MatchView:
             self.other_actions.append((seat, text))
         auto = " (automatic)" if e.get("auto") or e.get("automatic") else ""
         return f"{self.seat_name(seat)}: {text}{auto}"
+
+    def _on_talon(self, e: Mapping[str, Any]) -> str:
+        self.talon = [str(c) for c in e.get("cards") or []]
+        return "talon shown: " + " ".join(self.talon)
 
     def _on_marriage(self, e: Mapping[str, Any]) -> str:
         seat = _int(e.get("seat"), -1)
@@ -260,6 +266,8 @@ class MatchView:
         lines.append(f"Trump: {trump}" + (f"   Marriages: {married}" if married else ""))
         auction = ", ".join(f"{self.seat_name(s)} {a}" for s, a in self.auction[-12:])
         lines.append(f"Auction: {auction or '-'}")
+        if self.talon:
+            lines.append("Talon: " + " ".join(card(c) for c in self.talon))
         others = ", ".join(f"{self.seat_name(s)} {a}" for s, a in self.other_actions[-6:])
         if others:
             lines.append(f"Talon and exchange: {others}")

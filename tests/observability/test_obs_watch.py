@@ -190,6 +190,7 @@ def test_view_ignores_unknown_events_and_tracks_tricks() -> None:
     assert view.apply({"type": "future_kind"}) == "(future_kind event)"
     view.apply({"type": "action", "seat": 0, "action": "bid 100"})
     view.apply({"type": "action", "seat": 1, "action": "pass"})
+    assert view.apply({"type": "talon", "cards": ["9H", "KS", "AD"]}) == "talon shown: 9H KS AD"
     view.apply({"type": "action", "seat": 0, "action": "play AH"})
     view.apply({"type": "action", "seat": 1, "action": "play TH"})
     assert view.table == [(0, "AH"), (1, "TH")]
@@ -198,3 +199,4 @@ def test_view_ignores_unknown_events_and_tracks_tricks() -> None:
     assert view.declarer == 0 and view.contract == 100
     screen = "\n".join(view.render())
     assert "Last trick: a took A\u2665 T\u2665 (21)" in screen
+    assert "Talon: 9\u2665 K\u2660 A\u2666" in screen

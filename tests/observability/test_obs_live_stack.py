@@ -1,0 +1,315 @@
+"""The real arena, observed: gateway, SDK bot, Celery worker, tournament, Prometheus.
+
+Everything runs as its own process on loopback ports, as in production: the gateway
+(``python -m arena.server``), a bot from the Python SDK, a prefork Celery worker (the
+``arena worker`` code path), and Prometheus scraping the gateway and the worker under the
+job names the dashboards and alerts use.  A small tournament is played on the worker and a
+match with the remote bot in the gateway; ``arena watch`` follows that match.  Then the
+metrics must be in Prometheus and the dashboard queries must return data.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from obs_support import (
+    REPO,
+    Prometheus,
+    free_port,
+    http_get,
+    redis_server,
+    stop_process,
+    wait_for,
+)
+from test_obs_prometheus import dashboard_queries, grafana_to_promql
+
+TOKEN = "organiser-live-token"
+BOT = "alpha"
+#: Metrics this scenario does not produce: tournament progress and ratings are set by the
+#: process that runs the tournament (here the test itself, which Prometheus does not
+#: scrape); nothing retries and no bot forfeits.
+NOT_PRODUCED_HERE = (
+    "arena_tournament_matches",
+    "arena_rating",
+    "arena_task_retries_total",
+    "arena_forfeits_total",
+)
+
+
+@dataclass
+class Stack:
+    prometheus: Prometheus
+    gateway_target: str
+    match_id: str
+    watch_rc: int
+    watch_output: str
+    tournament_matches: int
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO), str(REPO / "sdk" / "python"), str(Path(__file__).parent)]
+    )
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+def _organiser(target: str, token: str = TOKEN) -> tuple[Any, Any, Any]:
+    from arena.proto.thousand.v1 import organiser_pb2_grpc
+
+    channel = grpc.insecure_channel(target)
+    stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
+    return channel, stub, (("authorization", f"Bearer {token}"),)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    from arena.observability.watch import watch
+    from arena.proto.thousand.v1 import organiser_pb2
+    from arena.tournament.executors import CeleryExecutor
+    from arena.tournament.run import run_tournament
+    from arena.tournament.spec import validate_spec
+
+    work = tmp_path_factory.mktemp("live")
+    shutil.copy(REPO / "deploy" / "prometheus" / "alerts.yml", work / "alerts.yml")
+    grpc_port, gateway_metrics, worker_metrics = free_port(), free_port(), free_port()
+    target = f"127.0.0.1:{grpc_port}"
+    procs: list[subprocess.Popen[bytes]] = []
+    logs: list[Any] = []
+
+    def spawn(name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        log = (work / f"{name}.log").open("wb")
+        logs.append(log)
+        proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work)
+        procs.append(proc)
+        return proc
+
+    def log_tail(name: str) -> str:
+        return (work / f"{name}.log").read_text(errors="replace")[-3000:]
+
+    server: Prometheus | None = None
+    with redis_server() as broker:
+        try:
+            env = _env(ARENA_BROKER_URL=broker)
+            spawn(
+                "gateway",
+                [
+                    sys.executable, "-m", "arena.server", "--host", "127.0.0.1",
+                    "--port", str(grpc_port), "--metrics-port", str(gateway_metrics),
+                    "--db", str(work / "gateway.sqlite3"), "--organiser-token", TOKEN,
+                    "--log-level", "WARNING",
+                ],
+                env,
+            )  # fmt: skip
+            spawn(
+                "worker",
+                [
+                    sys.executable, "-c",
+                    "import sys; from workers.app import worker_main; "
+                    "sys.exit(worker_main(sys.argv[1:]))",
+                    "--broker", broker, "--pool", "prefork", "--concurrency", "2",
+                    "--metrics-port", str(worker_metrics), "--metrics-addr", "127.0.0.1",
+                    "--hostname", "live@%h", "--loglevel", "INFO",
+                ],
+                _env(ARENA_BROKER_URL=broker, PROMETHEUS_MULTIPROC_DIR=str(work / "multiproc")),
+            )  # fmt: skip
+            for name, port in (("gateway", gateway_metrics), ("worker", worker_metrics)):
+                wait_for(
+                    lambda port=port: http_get(f"http://127.0.0.1:{port}/metrics"),
+                    timeout=60,
+                    what=f"{name} metrics endpoint: {log_tail(name)}",
+                )
+            server = Prometheus(
+                textwrap.dedent(
+                    f"""
+                    global:
+                      scrape_interval: 1s
+                      scrape_timeout: 1s
+                      evaluation_interval: 1s
+                    rule_files: [alerts.yml]
+                    scrape_configs:
+                      - job_name: gateway
+                        static_configs: [{{targets: ["127.0.0.1:{gateway_metrics}"]}}]
+                      - job_name: worker
+                        static_configs: [{{targets: ["127.0.0.1:{worker_metrics}"]}}]
+                    """
+                ),
+                work,
+            )
+
+            # The organiser registers a bot; someone also tries a wrong token.
+            channel, stub, auth = _organiser(target)
+            wait_for(
+                lambda: (
+                    stub.ListBots(organiser_pb2.ListBotsRequest(), metadata=auth, timeout=5)
+                    is not None
+                ),
+                timeout=60,
+                what=f"gateway gRPC: {log_tail('gateway')}",
+            )
+            bot_token = stub.RegisterBot(
+                organiser_pb2.RegisterBotRequest(name=BOT), metadata=auth, timeout=10
+            ).token
+            with pytest.raises(grpc.RpcError):
+                stub.ListBots(
+                    organiser_pb2.ListBotsRequest(),
+                    metadata=(("authorization", "Bearer wrong-token"),),
+                    timeout=5,
+                )
+            spawn(
+                "bot",
+                [
+                    sys.executable, "-m", "thousand_bot.cli", "run",
+                    "thousand_bot.examples:Greedy", "--server", target,
+                    "--log-level", "WARNING",
+                ],
+                _env(THOUSAND_BOT_TOKEN=bot_token),
+            )  # fmt: skip
+
+            def bot_connected() -> bool:
+                bots = stub.ListBots(organiser_pb2.ListBotsRequest(), metadata=auth, timeout=5)
+                return any(b.name == BOT and b.instances >= 1 for b in bots.bots)
+
+            wait_for(bot_connected, timeout=60, what=f"SDK bot connected: {log_tail('bot')}")
+
+            # A match in the gateway with the remote bot, followed with arena watch.
+            started = stub.StartMatch(
+                organiser_pb2.StartMatchRequest(
+                    preset="classic",
+                    seed="live-stack",
+                    bots=[f"remote:{BOT}", "random", "greedy"],
+                    max_deals=3,
+                ),
+                metadata=auth,
+                timeout=10,
+            )
+            out = io.StringIO()
+            watch_rc = watch(target, started.match_id, None, TOKEN, out=out)
+            channel.close()
+
+            # A small tournament on the Celery worker.
+            spec = validate_spec(
+                {
+                    "name": "live-cup",
+                    "seed": "live-seed",
+                    "rules": "classic",
+                    "participants": ["greedy", "random", {"name": "greedy-2", "bot": "greedy"}],
+                    "format": "duplicate",
+                    "sets": 2,
+                    "max_deals": 3,
+                    "db": f"sqlite:///{work / 'results.sqlite3'}",
+                },
+                check_imports=False,
+            )
+            executor = CeleryExecutor(broker=broker, poll_s=0.05)
+            try:
+                summary = run_tournament(spec, executor=executor)
+            finally:
+                executor.close()
+            played = summary.played
+
+            # Let Prometheus take a few scrapes of the final state; the worker samples the
+            # queue every few seconds, so its last sample may predate the end of the run.
+            first = time.time()
+            wait_for(
+                lambda: (
+                    server is not None
+                    and server.query(f'min(timestamp(up{{job=~"gateway|worker"}})) > {first + 3}')
+                    and server.query('arena_queue_depth{job="worker",queue="arena"} == 0')
+                ),
+                timeout=60,
+                what="scrapes after the tournament, queue sampled empty",
+            )
+            yield Stack(server, target, started.match_id, watch_rc, out.getvalue(), played)
+        finally:
+            if server is not None:
+                server.close()
+            for proc in reversed(procs):
+                stop_process(proc, timeout=30)
+            for log in logs:
+                log.close()
+
+
+def value(stack: Stack, expr: str) -> float:
+    result = stack.prometheus.query(expr)
+    assert result, f"no data for {expr}"
+    return float(result[0]["value"][1])
+
+
+def test_watch_follows_the_gateway_match(stack: Stack) -> None:
+    assert stack.watch_rc == 0, stack.watch_output
+    lines = stack.watch_output.splitlines()
+    assert lines[0] == f"match starts: 0=remote:{BOT}, 1=random, 2=greedy"
+    assert any(line.startswith("talon shown: ") for line in lines)
+    assert not any(line.endswith(" event)") for line in lines), "an event kind went unshown"
+    assert lines[-1].startswith("match over: ")
+
+
+def test_gateway_metrics_reach_prometheus(stack: Stack) -> None:
+    assert value(stack, f'arena_bot_instances{{job="gateway",bot="{BOT}"}}') == 1
+    assert value(stack, 'sum(arena_gateway_auth_failures_total{job="gateway"})') >= 1
+    assert (
+        value(
+            stack,
+            'sum(grpc_server_handled_total{job="gateway",grpc_method="RegisterBot",'
+            'grpc_code="OK"})',
+        )
+        == 1
+    )
+    # The bot's connection is a stream that is still open.
+    assert (
+        value(
+            stack,
+            'sum(grpc_server_started_total{job="gateway",grpc_type="bidi_stream"})'
+            ' - sum(grpc_server_handled_total{job="gateway",grpc_type="bidi_stream"} or vector(0))',
+        )
+        >= 1
+    )
+    assert value(stack, 'sum(arena_matches_finished_total{job="gateway"})') == 1
+    assert value(stack, f'sum(arena_decisions_total{{job="gateway",bot="{BOT}"}})') > 0
+
+
+def test_worker_metrics_reach_prometheus(stack: Stack) -> None:
+    finished = value(stack, 'sum(arena_matches_finished_total{job="worker"})')
+    assert finished >= 1
+    assert finished == stack.tournament_matches
+    assert value(stack, 'sum(arena_matches_running{job="worker"})') == 0
+    assert value(stack, 'sum(arena_deals_total{job="worker"})') >= finished
+    assert value(stack, 'sum(arena_decisions_total{job="worker",bot="greedy"})') > 0
+    assert value(stack, 'sum(arena_decision_latency_seconds_count{job="worker"})') > 0
+    assert value(stack, 'arena_queue_depth{job="worker",queue="arena"}') == 0
+
+
+def test_dashboard_queries_have_data_from_the_real_stack(stack: Stack) -> None:
+    empty = []
+    checked = 0
+    for board, title, expr in dashboard_queries():
+        if any(name in expr for name in NOT_PRODUCED_HERE):
+            continue
+        checked += 1
+        if not stack.prometheus.query(grafana_to_promql(expr)):
+            empty.append(f"{board} / {title}: {expr}")
+    assert checked > 30
+    assert not empty, "\n".join(empty)
+
+
+def test_no_process_alert_fires(stack: Stack) -> None:
+    alerts = stack.prometheus.api("alerts")["alerts"]
+    firing = {a["labels"]["alertname"] for a in alerts if a["state"] == "firing"}
+    assert not firing, json.dumps(alerts, indent=1)
