@@ -122,7 +122,7 @@ def test_bad_values_are_refused_naming_the_option(option: Option) -> None:
 def test_unknown_option_suggests_a_name() -> None:
     with pytest.raises(RulesError, match=r"unknown option 'barel' \(did you mean 'barrel'\?\)"):
         Rules.preset("classic", barel=900)
-    with pytest.raises(RulesError, match="unknown option 'zzz'$"):
+    with pytest.raises(RulesError, match=r"unknown option 'zzz'$"):
         Rules.preset("classic", zzz=1)
 
 

@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterator
 
 import pytest
-from engine_support import seat_order
+from engine_support import cards, seat_order
 
 from arena.engine import Game, Rules, SeedStream, deal_seed, derive_seed, shuffled
 from arena.engine.cards import CARD_NAMES, DECK_24, DECK_32
@@ -156,9 +156,9 @@ def test_docs_example_deal() -> None:
     # JC TS, seat 0 JS KD AS TH KS 9H 9D, talon QD JD AH.
     game = Game(Rules.preset("classic"), seed="demo")
     game.deal()
-    assert sorted(game.observation(1)["hand"]) == sorted("9C 9S KC QS QH TC AD".split())
-    assert sorted(game.observation(2)["hand"]) == sorted("TD AC QC JH KH JC TS".split())
-    assert sorted(game.observation(0)["hand"]) == sorted("JS KD AS TH KS 9H 9D".split())
+    assert sorted(game.observation(1)["hand"]) == sorted(cards("9C 9S KC QS QH TC AD"))
+    assert sorted(game.observation(2)["hand"]) == sorted(cards("TD AC QC JH KH JC TS"))
+    assert sorted(game.observation(0)["hand"]) == sorted(cards("JS KD AS TH KS 9H 9D"))
     assert [CARD_NAMES[c] for c in game.records[-1].deck[21:]] == ["QD", "JD", "AH"]
 
 
