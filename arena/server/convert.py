@@ -128,7 +128,7 @@ def observation_to_proto(observation: Mapping[str, Any]) -> common_pb2.Observati
         try:
             _fill_observation(msg, key, value)
         except (TypeError, ValueError):
-            msg.ClearField(key)  # undo a partly filled repeated field
+            msg.ClearField(key)  # type: ignore[arg-type]  # undo a partly filled field
             extras[key] = value
     msg.extra_json = json.dumps(extras, separators=(",", ":"), sort_keys=True) if extras else "{}"
     return msg
@@ -168,7 +168,7 @@ def _int_list(value: Any) -> list[int]:
 
 
 def _match_start(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
-    bots = e.get("bots")
+    bots = e.get("seats", e.get("bots"))
     rules = e.get("rules")
     body = common_pb2.MatchStart(
         bots=[str(b) for b in bots] if isinstance(bots, list | tuple) else [],
@@ -190,8 +190,18 @@ def _action(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
         seat=_get_int(e, "seat"),
         action=_get_str(e, "action"),
         automatic=bool(e.get("auto", False)),
+        fallback=_get_str(e, "fallback"),
     )
     return common_pb2.MatchEvent(action=body)
+
+
+def _talon(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+    cards = e.get("cards")
+    body = common_pb2.TalonShown(
+        deal=deal,
+        cards=[c for c in cards if isinstance(c, str)] if isinstance(cards, list | tuple) else [],
+    )
+    return common_pb2.MatchEvent(talon=body)
 
 
 def _marriage(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
@@ -254,6 +264,7 @@ _BODIES: dict[str, Callable[[Mapping[str, Any], int], common_pb2.MatchEvent]] = 
     "match_start": _match_start,
     "deal_start": _deal_start,
     "action": _action,
+    "talon": _talon,
     "marriage": _marriage,
     "redeal": _redeal,
     "trick": _trick,

@@ -73,22 +73,22 @@ class MatchManager:
 
     # --- starting ---------------------------------------------------------------------
 
-    def _seat(self, ref: str) -> Seat | str:
-        """A RemoteSeat for a registered bot; other references go to the runner's resolver."""
-        name = ref[len(REMOTE_PREFIX) :] if ref.startswith(REMOTE_PREFIX) else ref
-        if self.registry.exists(name):
-            return RemoteSeat(self.hub, name)
-        if ref.startswith(REMOTE_PREFIX):
-            raise MatchError(grpc.StatusCode.NOT_FOUND, f"no bot named {name!r} is registered")
+    def _ref(self, ref: str) -> str:
+        """A registered bot's bare name means that remote bot."""
+        if ":" not in ref and self.registry.exists(ref):
+            return REMOTE_PREFIX + ref
         return ref
 
+    def remote_seat(self, ref: str) -> Seat:
+        """The runner's resolver for ``remote:NAME``: a registered bot of this gateway."""
+        name = ref.removeprefix(REMOTE_PREFIX)
+        if not self.registry.exists(name):
+            raise ValueError(f"no bot named {name!r} is registered with this gateway")
+        return RemoteSeat(self.hub, name)
+
     def _rules(self, preset: str, options: dict[str, Any]) -> JSON:
-        try:
-            from arena.engine import Rules
-        except ImportError as exc:  # pragma: no cover - the engine ships with the arena
-            raise MatchError(
-                grpc.StatusCode.UNAVAILABLE, f"rules engine unavailable: {exc}"
-            ) from exc
+        from arena.engine import Rules
+
         if not isinstance(options, dict):
             raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, "options_json must be an object")
         try:
@@ -134,47 +134,42 @@ class MatchManager:
                     "time control needs decision_ms >= 1, bank_ms >= 0 and strike_limit >= 1",
                 )
             tc = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, strike_limit=strikes)
-        seats_or_refs = [self._seat(ref) for ref in bots]
+        refs = tuple(self._ref(ref) for ref in bots)
         rules = self._rules(preset, options)
         spec = MatchSpec(
-            match_id=match_id or self._new_id(seed, bots),
+            match_id=match_id or self._new_id(seed, refs),
             rules=rules,
             seed=seed,
-            bots=tuple(bots),
+            bots=refs,
             time_control=tc,
             max_deals=max_deals,
         )
-        seats = self._resolve(spec, seats_or_refs)
+        seats = self._resolve(spec)
         match = RunningMatch(spec=spec)
         self._matches[spec.match_id] = match
         match.task = asyncio.create_task(self._run(match, seats), name=f"match {spec.match_id}")
         log.info("match %s started: %s", spec.match_id, ", ".join(bots))
         return spec.match_id
 
-    def _resolve(self, spec: MatchSpec, seats_or_refs: list[Seat | str]) -> list[Seat]:
+    def _resolve(self, spec: MatchSpec) -> list[Seat]:
+        from arena.referee.runner import match_rules, resolve_seats
+
         try:
-            from arena.referee import runner
-        except ImportError as exc:  # pragma: no cover - the runner ships with the arena
+            players = match_rules(spec).players
+        except ValueError as exc:
+            raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, f"bad rules: {exc}") from None
+        if len(spec.bots) != players:
             raise MatchError(
-                grpc.StatusCode.UNAVAILABLE, f"match runner unavailable: {exc}"
-            ) from exc
-        resolve: Callable[[str, int, MatchSpec], Seat] | None = getattr(
-            runner, "resolve_seat", None
-        )
-        seats: list[Seat] = []
-        for index, item in enumerate(seats_or_refs):
-            if not isinstance(item, str):
-                seats.append(item)
-                continue
-            if resolve is None:
-                raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, f"unknown bot {item!r}")
-            try:
-                seats.append(resolve(item, index, spec))
-            except (ValueError, KeyError, ImportError, AttributeError) as exc:
-                raise MatchError(
-                    grpc.StatusCode.INVALID_ARGUMENT, f"unknown bot {item!r}: {exc}"
-                ) from None
-        return seats
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"these rules seat {players} players; {len(spec.bots)} bots were named",
+            )
+        try:
+            return resolve_seats(spec, self.remote_seat)
+        except ValueError as exc:
+            code = grpc.StatusCode.INVALID_ARGUMENT
+            if "registered" in str(exc):
+                code = grpc.StatusCode.NOT_FOUND
+            raise MatchError(code, str(exc)) from None
 
     async def _run(self, match: RunningMatch, seats: list[Seat]) -> None:
         from arena.referee.runner import run_match

@@ -39,7 +39,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         self.auth = auth
         self.metrics = metrics
 
-    async def Play(
+    async def Play(  # type: ignore[override]  # a coroutine that writes is a valid handler
         self,
         request_iterator: AsyncIterator[bot_pb2.PlayRequest],
         context: grpc.aio.ServicerContext[Any, Any],

@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import queue
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 import grpc
@@ -81,7 +81,11 @@ class RawBot:
         token: str | None,
         hello: bot_pb2.Hello | None = None,
         send_hello: bool = True,
+        answer: Callable[[bot_pb2.DecisionRequest], str] | None = None,
     ) -> None:
+        """``answer``, when given, replies to every decision request at once from the
+        reading thread (the requests are still queued for the test to see)."""
+        self.answer = answer
         self.channel = grpc.insecure_channel(address)
         self._outgoing: queue.Queue[bytes | None] = queue.Queue()
         metadata = [("authorization", f"Bearer {token}")] if token is not None else []
@@ -105,7 +109,11 @@ class RawBot:
         try:
             for data in self.call:
                 self.raw.append(data)
-                self.messages.put(bot_pb2.PlayResponse.FromString(data))
+                message = bot_pb2.PlayResponse.FromString(data)
+                if self.answer is not None and message.HasField("decision_request"):
+                    request = message.decision_request
+                    self.decide(request.request_id, self.answer(request))
+                self.messages.put(message)
         except grpc.RpcError as exc:
             self.messages.put(exc)
         else:

@@ -17,6 +17,15 @@ from thousand_bot.cards import (
 Observation = dict[str, Any]
 
 
+def first_choice(legal: list[str]) -> str:
+    """The first legal action other than ``concede``: what a bot that has no opinion does,
+    since giving up a deal by accident is the one default that costs points."""
+    for action in legal:
+        if action != "concede":
+            return action
+    return legal[0]
+
+
 @dataclass(frozen=True)
 class Request:
     """One decision request as it arrived, for bots that play several matches at once and
@@ -39,7 +48,7 @@ class Bot:
     :meth:`talon` (taking, buying or selling the talon), :meth:`exchange` (cards to give away
     or discard), :meth:`contract` (the final contract, trump choice or conceding) and
     :meth:`play` (cards and marriages). Each returns an action from ``legal``; the defaults
-    return the first legal action, so a half-written bot still plays.
+    return the first legal action (never ``concede``), so a half-written bot still plays.
 
     ``observation`` is a dictionary with the keys described in ``docs/protocol.md``: ``hand``,
     ``phase``, ``scores``, ``trick``, ``trump``... exactly what the rules engine shows the seat.
@@ -57,40 +66,40 @@ class Bot:
         return self.decide(request.observation, request.legal)
 
     def decide(self, observation: Observation, legal: list[str]) -> str:
-        """Choose an action. Dispatches on the kind of decision by default."""
-        kind = verb(legal[0]) if legal else ""
-        if kind in AUCTION_VERBS:
-            return self.bid(observation, legal)
-        if kind in TALON_VERBS:
-            return self.talon(observation, legal)
-        if kind in EXCHANGE_VERBS:
-            return self.exchange(observation, legal)
-        if kind in CONTRACT_VERBS:
-            return self.contract(observation, legal)
-        if kind in PLAY_VERBS:
+        """Choose an action. By default, hands the decision to the method of its kind."""
+        verbs = {verb(a) for a in legal}
+        if verbs & PLAY_VERBS:
             return self.play(observation, legal)
-        return legal[0]
+        if verbs & EXCHANGE_VERBS:
+            return self.exchange(observation, legal)
+        if verbs & TALON_VERBS:
+            return self.talon(observation, legal)
+        if verbs & AUCTION_VERBS:
+            return self.bid(observation, legal)
+        if verbs & CONTRACT_VERBS:
+            return self.contract(observation, legal)
+        return first_choice(legal)
 
     def bid(self, observation: Observation, legal: list[str]) -> str:
         """Auction: ``pass``, ``bid N``, ``blind N`` or ``look``."""
-        return legal[0]
+        return first_choice(legal)
 
     def talon(self, observation: Observation, legal: list[str]) -> str:
         """Talon: ``talon K`` (which talon to take), ``buy N``, ``sell``, ``keep``, ``redeal``."""
-        return legal[0]
+        return first_choice(legal)
 
     def exchange(self, observation: Observation, legal: list[str]) -> str:
         """Cards leaving the declarer's hand: ``give CARD SEAT``, ``discard CARD``,
-        ``bank CARD``."""
-        return legal[0]
+        ``bank CARD``; ``concede`` may be offered too."""
+        return first_choice(legal)
 
     def contract(self, observation: Observation, legal: list[str]) -> str:
-        """Fixing the deal: ``contract N``, ``concede`` or ``trump S``."""
-        return legal[0]
+        """Fixing the deal: ``contract N``, ``trump S`` or ``concede``."""
+        return first_choice(legal)
 
     def play(self, observation: Observation, legal: list[str]) -> str:
         """A card: ``play CARD``, ``marry CARD`` (lead K or Q declaring the marriage), ..."""
-        return legal[0]
+        return first_choice(legal)
 
     def on_event(self, event: dict[str, Any]) -> None:
         """A public event of a match this bot plays (``event["type"]``: ``match_start``,

@@ -5,7 +5,17 @@ from __future__ import annotations
 import hashlib
 
 from thousand_bot.bot import Bot, Observation, Request
-from thousand_bot.cards import beats, card_of, number_of, points, strength, with_verb
+from thousand_bot.cards import (
+    MARRIAGE_POINTS,
+    beats,
+    card_of,
+    hand_points,
+    marriages,
+    number_of,
+    points,
+    strength,
+    with_verb,
+)
 
 
 class FirstLegal(Bot):
@@ -26,10 +36,15 @@ class Random(Bot):
 
 
 class Greedy(Bot):
-    """Passes in the auction, names the lowest contract, declares marriages, leads its
-    strongest card and takes tricks as cheaply as it can."""
+    """Bids what its hand looks worth, names the lowest contract, declares marriages,
+    leads its strongest card and takes tricks as cheaply as it can."""
 
     def bid(self, observation: Observation, legal: list[str]) -> str:
+        hand = observation.get("hand", [])
+        worth = hand_points(hand) + sum(MARRIAGE_POINTS[s] for s in marriages(hand)) + 30
+        bids = [a for a in with_verb(legal, "bid") if (number_of(a) or 0) <= worth]
+        if bids:
+            return min(bids, key=lambda a: number_of(a) or 0)
         return "pass" if "pass" in legal else legal[0]
 
     def contract(self, observation: Observation, legal: list[str]) -> str:

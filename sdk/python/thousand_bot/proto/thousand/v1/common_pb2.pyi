@@ -373,14 +373,15 @@ class MatchEvent(_message.Message):
     MATCH_END_FIELD_NUMBER: _builtins.int
     MARRIAGE_FIELD_NUMBER: _builtins.int
     REDEAL_FIELD_NUMBER: _builtins.int
+    TALON_FIELD_NUMBER: _builtins.int
     DETAIL_JSON_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Match the event belongs to."""
     sequence: _builtins.int
     """Position of the event in the match's event log, from 0, without gaps."""
     type: _builtins.str
-    """Kind of event: `match_start`, `deal_start`, `action`, `marriage`, `trick`, `redeal`,
-    `deal_end` or `match_end`; later versions may add kinds, so ignore unknown ones.
+    """Kind of event: `match_start`, `deal_start`, `action`, `talon`, `marriage`, `trick`,
+    `redeal`, `deal_end` or `match_end`; later versions may add kinds, so ignore unknown ones.
     """
     detail_json: _builtins.str
     """The whole public event as a JSON object."""
@@ -416,6 +417,10 @@ class MatchEvent(_message.Message):
     def redeal(self) -> Global___Redeal:
         """The deal is dealt again."""
 
+    @_builtins.property
+    def talon(self) -> Global___TalonShown:
+        """The talon was turned face up for everyone."""
+
     def __init__(
         self,
         *,
@@ -430,13 +435,14 @@ class MatchEvent(_message.Message):
         match_end: Global___MatchEnd | None = ...,
         marriage: Global___MarriageDeclared | None = ...,
         redeal: Global___Redeal | None = ...,
+        talon: Global___TalonShown | None = ...,
         detail_json: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "deal_end", b"deal_end", "deal_start", b"deal_start", "marriage", b"marriage", "match_end", b"match_end", "match_start", b"match_start", "redeal", b"redeal", "trick", b"trick"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "deal_end", b"deal_end", "deal_start", b"deal_start", "marriage", b"marriage", "match_end", b"match_end", "match_start", b"match_start", "redeal", b"redeal", "talon", b"talon", "trick", b"trick"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "deal_end", b"deal_end", "deal_start", b"deal_start", "detail_json", b"detail_json", "marriage", b"marriage", "match_end", b"match_end", "match_id", b"match_id", "match_start", b"match_start", "redeal", b"redeal", "sequence", b"sequence", "trick", b"trick", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "body", b"body", "deal_end", b"deal_end", "deal_start", b"deal_start", "detail_json", b"detail_json", "marriage", b"marriage", "match_end", b"match_end", "match_id", b"match_id", "match_start", b"match_start", "redeal", b"redeal", "sequence", b"sequence", "talon", b"talon", "trick", b"trick", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["match_start", "deal_start", "action", "trick", "deal_end", "match_end", "marriage", "redeal"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["match_start", "deal_start", "action", "trick", "deal_end", "match_end", "marriage", "redeal", "talon"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
@@ -512,6 +518,7 @@ class ActionTaken(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
     AUTOMATIC_FIELD_NUMBER: _builtins.int
+    FALLBACK_FIELD_NUMBER: _builtins.int
     deal: _builtins.int
     """Index of the deal within the match, from 0."""
     seat: _builtins.int
@@ -522,6 +529,10 @@ class ActionTaken(_message.Message):
     """
     automatic: _builtins.bool
     """Whether the referee played the action without asking, e.g. a forced opening bid."""
+    fallback: _builtins.str
+    """Why the referee played this action in the seat's place: `timeout`, `illegal` or
+    `malformed`; empty when the seat chose it.
+    """
     def __init__(
         self,
         *,
@@ -529,14 +540,43 @@ class ActionTaken(_message.Message):
         seat: _builtins.int = ...,
         action: _builtins.str = ...,
         automatic: _builtins.bool = ...,
+        fallback: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "automatic", b"automatic", "deal", b"deal", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "automatic", b"automatic", "deal", b"deal", "fallback", b"fallback", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ActionTaken: _TypeAlias = ActionTaken  # noqa: Y015
+
+@_typing.final
+class TalonShown(_message.Message):
+    """Body of a `talon` event."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAL_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    deal: _builtins.int
+    """Index of the deal within the match, from 0."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The talon's cards."""
+
+    def __init__(
+        self,
+        *,
+        deal: _builtins.int = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "deal", b"deal"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TalonShown: _TypeAlias = TalonShown  # noqa: Y015
 
 @_typing.final
 class MarriageDeclared(_message.Message):
