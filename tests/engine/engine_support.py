@@ -189,3 +189,90 @@ def play_random_game(game: Game, rng: random.Random, limit: int = 200_000) -> in
         steps += 1
         assert steps < limit, "the game does not end"
     return steps
+
+
+# --------------------------------------------------------------------------- reference deals
+#
+# D1: a three-handed deal whose play is worked out by hand once and reused by many
+# tests.  Roles are relative to the declarer: L sits to the declarer's left (plays
+# second), R to the right (plays third).
+#
+#   declarer  AC TC AS TS AH KH QH      + talon QD JD 9D, gives 9D to L and JD to R
+#   L         KC QC JC KS QS JS 9H      (marriages: clubs, spades)
+#   R         9C 9S JH TH AD TD KD
+#
+# After the exchange: declarer AC TC AS TS AH KH QH QD, L KC QC JC KS QS JS 9H 9D,
+# R 9C 9S JH TH AD TD KD JD.  The tricks (declarer first):
+#
+#   1  AC JC 9C    declarer 13        5  TC KC JD   declarer 16 (61)
+#   2  KH 9H JH    declarer  6 (19)   6  AS QS KD   declarer 18 (79)
+#      KH declared: hearts trump      7  TS KS TD   declarer 24 (103)
+#   3  AH 9D TH    declarer 21 (40)   8  QD QC AD   R 17
+#   4  QH JS 9S    declarer  5 (45)
+#
+# So the declarer takes 103 card points in 7 tricks (+ the hearts marriage), R takes 17
+# in one trick and L takes no trick: 103 + 17 = 120.
+
+D1_DECL = "AC TC AS TS AH KH QH"
+D1_LEFT = "KC QC JC KS QS JS 9H"
+D1_RIGHT = "9C 9S JH TH AD TD KD"
+D1_TALON = "QD JD 9D"
+D1_TRICKS = [
+    "play AC", "play JC", "play 9C",
+    "marry KH", "play 9H", "play JH",
+    "play AH", "play 9D", "play TH",
+    "play QH", "play JS", "play 9S",
+    "play TC", "play KC", "play JD",
+    "play AS", "play QS", "play KD",
+    "play TS", "play KS", "play TD",
+    "play QD", "play QC", "play AD",
+]  # fmt: skip
+#: The same play without declaring the marriage (no trump all deal: same tricks).
+D1_TRICKS_PLAIN = [("play KH" if a == "marry KH" else a) for a in D1_TRICKS]
+
+
+def active_after(rules: Rules, dealer: int, seat: int) -> int:
+    order = seat_order(rules, dealer)
+    return order[(order.index(seat) + 1) % len(order)]
+
+
+def d1_seats(rules: Rules, dealer: int, decl: int) -> tuple[int, int]:
+    """(L, R) for a declarer at ``decl``."""
+    left = active_after(rules, dealer, decl)
+    return left, active_after(rules, dealer, left)
+
+
+def d1_deck(rules: Rules, dealer: int, decl: int, talon: str = D1_TALON) -> list[str]:
+    left, right = d1_seats(rules, dealer, decl)
+    return deck_for(rules, {decl: D1_DECL, left: D1_LEFT, right: D1_RIGHT}, talon,
+                    dealer=dealer)
+
+
+def d1_gives(rules: Rules, dealer: int, decl: int) -> list[str]:
+    left, right = d1_seats(rules, dealer, decl)
+    return [f"give 9D {left}", f"give JD {right}"]
+
+
+def resume(
+    game: Game,
+    scores: Sequence[int] | None = None,
+    *,
+    barrel: Sequence[int] = (),
+    tries: int | None = None,
+    bolts: Sequence[int] | None = None,
+) -> Game:
+    """Set a game (before its next deal) to continue from these totals.
+
+    ``barrel`` lists the seats already sitting on the barrel, with ``tries`` deals left
+    (the rules' number when not given).  Tests use this to start from a late position
+    instead of playing dozens of deals to reach it.
+    """
+    assert game.is_chance
+    if scores is not None:
+        game.scores[:] = list(scores)
+    for s in barrel:
+        game.barrel_on[s] = True
+        game.barrel_tries[s] = tries if tries is not None else game.rules.barrel_tries
+    if bolts is not None:
+        game.bolts[:] = list(bolts)
+    return game
