@@ -201,6 +201,8 @@ class _Match:
         done, _ = await asyncio.wait(waiters, timeout=budget_s,
                                      return_when=asyncio.FIRST_COMPLETED)
         if task in done:
+            if task.cancelled():
+                return None, MALFORMED, "the seat cancelled its own decision"
             error = task.exception()
             if error is None:
                 return task.result(), OK, ""

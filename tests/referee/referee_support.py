@@ -106,3 +106,13 @@ class AsyncFirstLegalBot:
     async def decide(self, observation: JSON, legal: Sequence[str]) -> str:
         await asyncio.sleep(0)
         return legal[0]
+
+
+class SelfCancellingSeat(ScriptedSeat):
+    """A seat whose decision task ends cancelled (a transport torn down under it)."""
+
+    async def decide(self, request: DecisionRequest) -> str:
+        self.requests.append(request)
+        if len(self.requests) == 2:
+            raise asyncio.CancelledError
+        return self.bot.decide(request.observation, request.legal)

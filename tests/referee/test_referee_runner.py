@@ -14,6 +14,7 @@ from referee_support import (
     GarbageSeat,
     HangingSeat,
     ScriptedSeat,
+    SelfCancellingSeat,
     SlowSyncBot,
 )
 
@@ -100,6 +101,13 @@ def test_a_bad_answer_gets_the_fallback_and_a_strike(fault: str, outcome: str, f
     # Spectators see that the referee played for the seat.
     flagged = [e for e in events if e.get("fallback")]
     assert len(flagged) == 1 and flagged[0]["seat"] == 0 and flagged[0]["fallback"] == outcome
+
+
+def test_a_seat_whose_decision_is_cancelled_gets_a_strike_not_a_crash() -> None:
+    spec = spec_of(("cancel", "greedy", "greedy"), max_deals=2)
+    result = play(spec, [SelfCancellingSeat(), greedy_seat(1), greedy_seat(2)])
+    assert result.status == "completed"
+    assert (result.seat_stats[0].malformed, result.seat_stats[0].strikes) == (1, 1)
 
 
 def test_time_over_the_deadline_is_drawn_from_the_bank() -> None:
