@@ -310,6 +310,9 @@ class _Match:
                 if self.stop is not None and self.stop.is_set():
                     raise _Stop(ABORTED)
                 if game.is_chance:
+                    # Built-in bots never yield: give the loop (a gateway serving other
+                    # matches and bots) a turn once a deal.
+                    await asyncio.sleep(0)
                     game.deal()
                     self.cursor = 0
                     self.talon_shown = False

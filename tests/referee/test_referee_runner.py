@@ -461,6 +461,34 @@ def test_metrics_count_decisions_strikes_and_matches() -> None:
     assert value("arena_matches_running") == 0
 
 
+def test_a_match_of_built_in_bots_lets_other_tasks_run() -> None:
+    """A gateway's loop keeps serving while it referees a match of in-process bots."""
+    spec = spec_of(("greedy", "random", "greedy"), max_deals=10)
+
+    async def main() -> tuple[int, int]:
+        ticks = 0
+        done = False
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not done:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        task = asyncio.create_task(ticker())
+        await asyncio.sleep(0)
+        start = ticks
+        result = await run_match(spec, [resolve_seat(b, i, spec) for i, b in
+                                        enumerate(spec.bots)])
+        during = ticks - start
+        done = True
+        await task
+        return during, result.deals
+
+    during, deals = asyncio.run(main())
+    assert during >= deals == 10
+
+
 def test_greedy_seat_objects_can_be_reused_for_a_second_match() -> None:
     spec = spec_of(("greedy",) * 3, max_deals=2)
     seats: list[Seat] = [InProcessSeat(GreedyBot(), "greedy") for _ in range(3)]
