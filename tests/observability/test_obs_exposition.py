@@ -17,13 +17,12 @@ from obs_support import (
     REPO,
     free_port,
     http_get,
-    populate_metrics,
     redis_server,
     run_python,
     stop_process,
     wait_for,
 )
-from prometheus_client import REGISTRY, generate_latest
+from prometheus_client import REGISTRY
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -92,14 +91,44 @@ def test_forget_tournament_drops_its_gauges_and_tolerates_repeats() -> None:
     )
 
 
-def test_promtool_accepts_single_process_exposition() -> None:
+SINGLE_PROCESS_SCRIPT = textwrap.dedent(
+    """
+    import sys, urllib.request
+    from arena.observability.exposition import start_metrics_server
+    from obs_support import populate_metrics
+
     populate_metrics(0)
-    text = generate_latest(REGISTRY)
+    server = start_metrics_server(0, "127.0.0.1")
+    url = f"http://127.0.0.1:{server.port}/metrics"
+    sys.stdout.write(urllib.request.urlopen(url, timeout=5).read().decode())
+    server.close()
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def single_process_text() -> str:
+    """A scrape of a process with every metric populated.
+
+    A separate process, so the values set here never leak into this test process's
+    registry, where other tests measure the metrics.
+    """
+    return run_python(SINGLE_PROCESS_SCRIPT, env={"PROMETHEUS_MULTIPROC_DIR": None})
+
+
+def test_promtool_accepts_single_process_exposition(single_process_text: str) -> None:
     for name in METRIC_NAMES:
-        assert f"# TYPE {name.removesuffix('_total')}" in text.decode(), name
-    result = promtool_check_metrics(text)
+        assert f"# TYPE {name.removesuffix('_total')}" in single_process_text, name
+    result = promtool_check_metrics(single_process_text.encode())
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "" and result.stderr.strip() == ""
+
+
+def test_metrics_server_serves_this_process(single_process_text: str) -> None:
+    assert value(single_process_text, "arena_queue_depth", queue="arena") == 7
+    assert value(single_process_text, "arena_matches_running") == 2
+    # A single process also exports its own resource metrics.
+    assert value(single_process_text, "process_open_fds") is not None
 
 
 MULTIPROCESS_SCRIPT = textwrap.dedent(
@@ -223,16 +252,6 @@ def test_metrics_server_reports_a_taken_port_clearly() -> None:
             start_metrics_server(port, "127.0.0.1")
     with pytest.raises(MetricsSetupError, match=r"0\.\.65535"):
         start_metrics_server(70000)
-
-
-def test_metrics_server_serves_this_process() -> None:
-    populate_metrics(0)
-    server = start_metrics_server(0, "127.0.0.1")
-    try:
-        text = http_get(f"http://127.0.0.1:{server.port}/metrics")
-    finally:
-        server.close()
-    assert value(text, "arena_queue_depth", queue="arena") is not None
 
 
 def test_redis_queue_keys_cover_kombu_priority_lists() -> None:
