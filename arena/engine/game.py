@@ -617,7 +617,8 @@ class Game:
 
     def _start_contract(self) -> None:
         r = self.rules
-        if r.raise_contract and not self.forced_declarer and not self.golden:
+        barrel_forced = self.forced_declarer and not self.golden
+        if r.raise_contract and not barrel_forced:
             self.phase = CONTRACT
             self.to_act = self.declarer
             return
@@ -757,7 +758,7 @@ class Game:
         if ph == SALE_OFFER:
             return [A.SELL_ACTION, A.KEEP_ACTION]
         if ph == SALE:
-            cap = self._bid_cap_with_talon(p)
+            cap = self._bid_cap(p) if not self.talon_public else self._bid_cap_with_talon(p)
             step = 120 if r.rebuy else r.bid_step
             return [A.PASS_ACTION] + [A.buy(v) for v in range(self._sale_min, cap + 1, step)]
         if ph == TRUMP:
@@ -895,14 +896,29 @@ class Game:
         if a.kind in A.CARD_KINDS and a.card >= 0 and not (self.hands[p] >> a.card & 1):
             return f"{a}: seat {p} does not hold {CARD_NAMES[a.card]}"
         if self.phase == PLAY and a.kind in A.PLAY_KINDS:
+            if a.kind != A.PLAY and self.trick:
+                return f"{a}: a marriage is declared only when leading"
             if self.trick and not self.crawl:
                 led = SUIT_NAMES[self.lead_suit]
                 if self.hands[p] & SUIT_MASK[self.lead_suit]:
                     return f"{a}: must follow the led suit ({led})"
                 if self.rules.must_trump and self.trump >= 0:
                     return f"{a}: void in {led}, must play a trump ({SUIT_NAMES[self.trump]})"
-            if a.kind != A.PLAY and self.trick:
-                return f"{a}: a marriage is declared only when leading"
+            if self.aces_pending[p] and self.hands[p] & _ACES and not (_ACES >> a.card & 1):
+                return f"{a}: after declaring the aces, the aces are led one after another"
+            if (
+                not self.trick
+                and self.rules.trump_lead_restricted
+                and p == self.trump_by
+                and a.card >> 3 == self.trump
+                and self.hands[p] & ~SUIT_MASK[self.trump]
+            ):
+                return (
+                    f"{a}: the player who declared the trump may not lead trumps "
+                    "while holding other suits"
+                )
+            if a.kind == A.PLAY:
+                return f"{a}: not legal now"
             if self.aces_pending[p]:
                 return f"{a}: after declaring the aces, the aces are led one after another"
             if a.kind == A.MARRY:
@@ -911,6 +927,9 @@ class Game:
                 return f"{a}: only the declarer may crawl, on the first trick"
             return f"{a}: not legal now ({self._marriage_rule(p)})"
         if self.phase in (AUCTION, BLIND) and a.kind in (A.BID, A.BLIND):
+            floor = self.rules.minus_may_not_bid
+            if floor is not None and self.scores[p] <= floor:
+                return f"{a}: a player at {self.scores[p]} (at or below {floor}) may not bid"
             lo = self._min_bid()
             if a.value < lo:
                 return f"{a}: the bid must be at least {lo}"
@@ -1036,15 +1055,20 @@ class Game:
             value = r.marriage_values[s] // 2
             kind = "half"
         elif k == A.ACES:
+            # 003: the trump becomes the suit of the first ace laid.
             value = r.ace_marriage
             self.aces_pending[p] = True
             kind = "aces"
+            if not r.fixed_trump:
+                self.trump = s
+                self.trump_by = p
         else:
             value = r.nines_marriage
             kind = "nines"
-        if kind in ("marriage", "half"):
+        if kind in ("marriage", "half") and not r.fixed_trump:
             self.trump = s
             self.trump_by = p
+        if kind in ("marriage", "half"):
             self.last_marriage = value
         points = value if (not r.marriage_declarer_only or p == self.declarer) else 0
         self.marriage_points[p] += points
@@ -1215,7 +1239,9 @@ class Game:
             self.phase = OVER
             self.to_act = None
             return
-        self.dealer = (self.dealer + 1) % n
+        if "conceded" not in info:
+            # 003: after a concession the same dealer shuffles and deals again.
+            self.dealer = (self.dealer + 1) % n
         self.phase = CHANCE
         self.to_act = None
 
@@ -1285,7 +1311,7 @@ class Game:
         """What ``seat`` may see now: its own hand and the public table, nothing else."""
         if not 0 <= seat < self.n:
             raise ValueError(f"no seat {seat} in a game of {self.n}")
-        hidden_hand = seat == self.blind_seat
+        hidden_hand = seat == self.blind_seat or (self.phase == BLIND and seat == self.to_act)
         trick = []
         for s, c in self.trick:
             face_down = self.crawl and s != seat
@@ -1360,13 +1386,19 @@ def public_text(action: Action) -> str:
 def events_public(rec: DealRecord) -> list[dict[str, Any]]:
     """The public form of a deal's events: hidden cards stay hidden."""
     out: list[dict[str, Any]] = []
+    face_down = False
     for ev in rec.events:
         kind = ev[0]
         if kind == "action":
-            out.append({"type": "action", "seat": ev[1], "action": public_text(ev[2])})
+            action = ev[2]
+            if action.kind == A.CRAWL:
+                face_down = True
+            text = "play ??" if face_down and action.kind == A.PLAY else public_text(action)
+            out.append({"type": "action", "seat": ev[1], "action": text})
         elif kind == "auto":
             out.append({"type": "action", "seat": ev[1], "action": str(ev[2]), "auto": True})
         elif kind == "trick":
+            face_down = False
             out.append({
                 "type": "trick", "winner": ev[1], "points": ev[3],
                 "cards": [[s, card_str(c)] for s, c in ev[2]],
