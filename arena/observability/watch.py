@@ -352,8 +352,9 @@ def event_to_dict(message: Any) -> dict[str, Any]:
 class _Screen:
     """Writes the view: full redraws on a terminal, one line per event elsewhere."""
 
-    def __init__(self, out: TextIO, redraw: bool, color: bool) -> None:
+    def __init__(self, out: TextIO, redraw: bool, color: bool, err: TextIO | None = None) -> None:
         self.out = out
+        self.err = err if err is not None else out
         self.redraw = redraw
         self.color = color
         self._last = 0.0
@@ -371,8 +372,8 @@ class _Screen:
         self.out.flush()
 
     def message(self, text: str) -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+        self.err.write(text + "\n")
+        self.err.flush()
 
 
 async def watch_async(
@@ -398,6 +399,7 @@ async def watch_async(
         stream_out,
         redraw=is_tty if redraw is None else redraw,
         color=is_tty if color is None else color,
+        err=out if out is not None else sys.stderr,
     )
     view = MatchView(match_id=match_id, tournament=tournament)
     metadata = (("authorization", f"Bearer {token}"),)
@@ -460,18 +462,18 @@ def watch(
     Exit codes: 0 the match ended and was shown; 1 the gateway refused or lost the stream
     (the reason is printed); 2 bad arguments; 130 interrupted with Ctrl-C.
     """
-    stream_out = out if out is not None else sys.stdout
+    errors = out if out is not None else sys.stderr
     if not match_id:
-        stream_out.write(
+        errors.write(
             "arena watch: give the id of the match to follow; the gateway streams one match "
             "at a time (its id is printed when the match is started)\n"
         )
         return 2
     if not token:
-        stream_out.write("arena watch: an organiser token is required\n")
+        errors.write("arena watch: an organiser token is required\n")
         return 2
     if not target or ":" not in target:
-        stream_out.write(f"arena watch: target must be HOST:PORT, got {target!r}\n")
+        errors.write(f"arena watch: target must be HOST:PORT, got {target!r}\n")
         return 2
     try:
         return asyncio.run(
@@ -486,7 +488,7 @@ def watch(
             )
         )
     except KeyboardInterrupt:
-        stream_out.write("\n")
+        (out if out is not None else sys.stdout).write("\n")
         return 130
 
 
