@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import sys
@@ -28,6 +29,17 @@ ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 
 class UsageError(Exception):
     """Bad command-line input: reported in one line, exit code 2."""
+
+
+def _say(line: str) -> None:
+    """Print a line; when the reader went away (``arena match ... | head``) stay quiet."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        # Point stdout at /dev/null so later prints and the exit flush do not fail.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
@@ -84,7 +96,8 @@ def match_parser() -> argparse.ArgumentParser:
                    help="rule option override, repeatable")
     p.add_argument("--seed", default="1", help="seed text the deals come from (default 1)")
     p.add_argument("--max-deals", type=int, help="stop after this many deals")
-    p.add_argument("--match-id", default=None, help="match id (default: match-SEED)")
+    p.add_argument("--match-id", default=None,
+                   help="match id (default: derived from a hash of the seed)")
     p.add_argument("--replay", metavar="FILE", help="write the replay to FILE")
     p.add_argument("--tricks", action="store_true", help="show every trick")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the result")
@@ -98,8 +111,10 @@ def _spec_from_args(args: argparse.Namespace) -> MatchSpec:
     rules = _rules_json(args.rules, args.option)
     if args.max_deals is not None and args.max_deals < 1:
         raise UsageError("--max-deals must be at least 1")
+    # Bots see the match id: a hash, because the seed would tell them every deal.
+    digest = hashlib.sha256(str(args.seed).encode()).hexdigest()[:12]
     spec = MatchSpec(
-        match_id=args.match_id or f"match-{args.seed}",
+        match_id=args.match_id or f"match-{digest}",
         rules=rules,
         seed=str(args.seed),
         bots=tuple(args.bots),
@@ -125,7 +140,7 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ValueError) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
-    story = Story(lambda line: print(line, flush=True), quiet=args.quiet, tricks=args.tricks)
+    story = Story(_say, quiet=args.quiet, tricks=args.tricks)
 
     async def spectator(event: JSON) -> None:
         story(event)
@@ -138,11 +153,11 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     _print_stats(result)
     if args.replay and result.replay is not None:
         rp.dump(result.replay, args.replay)
-        print(f"replay written to {args.replay}")
+        _say(f"replay written to {args.replay}")
     if args.json:
         data = result.to_json()
         data.pop("replay", None)
-        print(json.dumps(data, indent=2))
+        _say(json.dumps(data, indent=2))
     return 0 if result.status in ("completed", "forfeit") else 1
 
 
@@ -165,8 +180,8 @@ def _print_stats(result: MatchResult) -> None:
         if st.strikes:
             trouble = (f", {st.strikes} strike(s): {st.timeouts} timeout, {st.illegal} illegal, "
                        f"{st.malformed} malformed")
-        print(f"  {seat}:{bot}: {st.decisions} decisions, {avg:.3f} ms average, "
-              f"{st.think_ms_max:.3f} ms max{trouble}")
+        _say(f"  {seat}:{bot}: {st.decisions} decisions, {avg:.3f} ms average, "
+             f"{st.think_ms_max:.3f} ms max{trouble}")
 
 
 def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]]]:
@@ -228,7 +243,7 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
 
 
 def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
-    story = Story(lambda line: print(line, flush=True), quiet=args.quiet, tricks=args.tricks)
+    story = Story(_say, quiet=args.quiet, tricks=args.tricks)
     try:
         end = asyncio.run(_gateway_match(args, spec, story))
     except UsageError as exc:
@@ -244,7 +259,7 @@ def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
         print("arena match: the event stream ended before the match did", file=sys.stderr)
         return 1
     if args.json:
-        print(json.dumps(end, indent=2))
+        _say(json.dumps(end, indent=2))
     return 0 if end.get("status") in ("completed", "forfeit") else 1
 
 
@@ -382,10 +397,10 @@ def bot_check_main(argv: Sequence[str] | None = None) -> int:
         print("arena bot-check: interrupted", file=sys.stderr)
         return 130
     if args.json:
-        print(json.dumps(report, indent=2))
+        _say(json.dumps(report, indent=2))
     else:
         for line in _report_lines(report):
-            print(line)
+            _say(line)
     return 0 if report["passed"] else 1
 
 

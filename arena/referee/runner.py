@@ -134,6 +134,7 @@ class _Match:
         self.talon_shown = False
         self.requests = 0
         self.cancelled: set[asyncio.Future[Any]] = set()
+        self.failed_listeners: set[str] = set()
 
     # ------------------------------------------------------------------ events
     async def emit(self, event: JSON) -> None:
@@ -142,13 +143,22 @@ class _Match:
             try:
                 await st.seat.on_event(match_id, event)
             except Exception:  # a seat that cannot take an event still plays
-                log.warning("seat %s failed to take a %s event", st.name, event["type"],
-                            exc_info=True)
+                self._event_failed(f"seat {st.name}", event)
         if self.on_event is not None:
             try:
                 await self.on_event(event)
             except Exception:
-                log.warning("spectator failed to take a %s event", event["type"], exc_info=True)
+                self._event_failed("the spectator", event)
+
+    def _event_failed(self, who: str, event: JSON) -> None:
+        """Log the first failure of each listener in full, later ones only when debugging."""
+        if who in self.failed_listeners:
+            log.debug("match %s: %s failed to take a %s event", self.spec.match_id, who,
+                      event["type"], exc_info=True)
+            return
+        self.failed_listeners.add(who)
+        log.warning("match %s: %s failed to take a %s event (later failures are not logged)",
+                    self.spec.match_id, who, event["type"], exc_info=True)
 
     async def flush(
         self, rec: DealRecord, fallback: str | None = None, face_down: bool = False

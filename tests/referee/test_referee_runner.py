@@ -371,6 +371,21 @@ def test_event_stream_shape_and_every_seat_gets_it() -> None:
 # ---------------------------------------------------------------------- seats and resolution
 
 
+def test_a_failing_spectator_neither_stops_the_match_nor_floods_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    spec = spec_of(("greedy",) * 3, max_deals=2)
+
+    async def broken(event: JSON) -> None:
+        raise OSError("the viewer went away")
+
+    with caplog.at_level("WARNING", logger="arena.referee.runner"):
+        result = play(spec, [greedy_seat(i) for i in range(3)], on_event=broken)
+    assert result.status == "completed"
+    warnings = [r for r in caplog.records if "failed to take" in r.getMessage()]
+    assert len(warnings) == 1 and "the spectator" in warnings[0].getMessage()
+
+
 def test_seat_count_must_match_the_rules() -> None:
     spec = spec_of(("greedy", "greedy"))
     with pytest.raises(ValueError, match="2 seats for 3 players"):
