@@ -35,3 +35,16 @@ def test_bench_prints_figures(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench_main(["--seconds", "0.1", "--bots", "random,random"
                        , "--preset", "two-player"]) == 0
     assert "decisions/s" in capsys.readouterr().out
+
+
+def test_bots_command_lists_and_dispatches(capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.bots.cli import bots_main
+
+    assert bots_main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("greedy") and "random" in out
+    assert bots_main(["compare", "greedy", "random", "--games", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["games"] == 1
+    assert bots_main(["nope"]) == 2
+    assert "unknown command 'nope'" in capsys.readouterr().err
+    assert bots_main([]) == 2
