@@ -228,7 +228,7 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "ratings with confidence intervals and per-bot statistics (text, JSON, CSV)"),
     ("report", "arena.tournament.report", "report_main",
      "an HTML report with a rating plot"),
-    ("watch", "arena.observability.watch", "main", "follow a match or a tournament live"),
+    ("watch", "arena.observability.watch", "main", "follow a match live from the gateway"),
 ]
 _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("gateway", "arena.server.bench", "main",
