@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
 import threading
 import time
@@ -125,7 +126,7 @@ def test_bot_check_reports_every_kind_of_misbehaviour(
     assert code == 1
     assert "illegal: 'bid 995' is not legal" in out
     assert "malformed: 'jump': unknown action 'jump'" in out
-    assert "timeout: no answer within 200 ms" in out
+    assert re.search(r"timeout: no answer within \d+ ms", out)
     assert "error: raised RuntimeError: oops" in out
     assert "malformed: answered int, not text" in out
     assert "FAIL" in out

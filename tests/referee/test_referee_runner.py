@@ -125,9 +125,9 @@ def test_time_over_the_deadline_is_drawn_from_the_bank() -> None:
 
 
 def test_a_slow_synchronous_bot_times_out_after_the_fact() -> None:
-    tc = TimeControl(decision_ms=20, bank_ms=30, strike_limit=3)
+    tc = TimeControl(decision_ms=200, bank_ms=200, strike_limit=3)
     spec = spec_of(("slow-sync", "greedy", "greedy"), tc=tc, max_deals=2)
-    bot = SlowSyncBot({2}, sleep_s=0.3)
+    bot = SlowSyncBot({2}, sleep_s=0.6)
     result = play(spec, [InProcessSeat(bot), greedy_seat(1), greedy_seat(2)])
     stats = result.seat_stats[0]
     assert (stats.timeouts, stats.strikes) == (1, 1)
@@ -139,7 +139,7 @@ def test_a_slow_synchronous_bot_times_out_after_the_fact() -> None:
 
 @pytest.mark.parametrize("seat_kind", ["garbage", "hanging"])
 def test_the_strike_limit_forfeits_the_match(seat_kind: str) -> None:
-    tc = TimeControl(decision_ms=30, bank_ms=20, strike_limit=3)
+    tc = TimeControl(decision_ms=100, bank_ms=100, strike_limit=3)
     spec = spec_of(("greedy", "bad", "greedy"), tc=tc)
     bad = GarbageSeat() if seat_kind == "garbage" else HangingSeat()
     result = play(spec, [greedy_seat(0), bad, greedy_seat(2)])
