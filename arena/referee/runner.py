@@ -96,6 +96,10 @@ class _SeatState:
         self.strike_counter = m.STRIKES_TOTAL.labels(bot=label)
 
 
+class RefereeError(RuntimeError):
+    """The match cannot go on for a reason no seat caused (the match ends as an error)."""
+
+
 class _Stop(Exception):
     """Internal: the match ends before the game does (forfeit or abort)."""
 
@@ -230,6 +234,12 @@ class _Match:
         tc = self.tc
         st = self.states[p]
         legal = game.legal_actions()
+        if not legal:
+            raise RefereeError(
+                f"match {self.spec.match_id}: seat {p} is to act in phase {game.phase_name} "
+                f"of deal {game.deal_index - 1} but has no legal action (rules "
+                f"{self.rules.to_json()}): a rules configuration the engine cannot play"
+            )
         texts = tuple(a.text for a in legal)
         self.requests += 1
         request = DecisionRequest(

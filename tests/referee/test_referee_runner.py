@@ -23,6 +23,7 @@ from arena.engine import PRESETS, Game, Rules, parse_action, public_text
 from arena.engine.replay import verify
 from arena.referee.fallback import fallback_action
 from arena.referee.runner import (
+    RefereeError,
     forfeit_ranks,
     match_rules,
     resolve_seat,
@@ -384,6 +385,27 @@ def test_a_failing_spectator_neither_stops_the_match_nor_floods_the_log(
     assert result.status == "completed"
     warnings = [r for r in caplog.records if "failed to take" in r.getMessage()]
     assert len(warnings) == 1 and "the spectator" in warnings[0].getMessage()
+
+
+def test_an_engine_state_without_legal_actions_ends_the_match_as_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = {"n": 0}
+    real = Game.legal_actions
+
+    def flaky(self: Game) -> list[Any]:
+        calls["n"] += 1
+        return [] if calls["n"] == 5 else real(self)
+
+    monkeypatch.setattr(Game, "legal_actions", flaky)
+    before = REGISTRY.get_sample_value("arena_matches_finished_total", {"status": "error"}) or 0
+    seat = ScriptedSeat(name="asked")
+    spec = spec_of(("asked", "greedy", "greedy"), max_deals=2)
+    with pytest.raises(RefereeError, match="has no legal action"):
+        play(spec, [seat, greedy_seat(1), greedy_seat(2)])
+    after = REGISTRY.get_sample_value("arena_matches_finished_total", {"status": "error"})
+    assert after == before + 1
+    assert all(r.legal for r in seat.requests)
 
 
 def test_seat_count_must_match_the_rules() -> None:
