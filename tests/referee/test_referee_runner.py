@@ -260,8 +260,7 @@ def test_max_deals_from_the_spec_bounds_the_game() -> None:
 
 def _public_cards(replay: JSON, events: list[JSON]) -> None:
     """Walk the events against a re-simulated game: no card is named before it is public."""
-    rules = Rules.from_json(replay["rules"])
-    game = Game(rules, seed=replay["seed"])
+    game = Game(Rules.from_json(replay["rules"]), seed=replay["seed"])
     deals = iter(replay["deals"])
     actions: list[list[Any]] = []
     revealed: set[str] = set()
@@ -311,7 +310,9 @@ def _public_cards(replay: JSON, events: list[JSON]) -> None:
             revealed |= tokens
             continue
         if kind == "talon":
-            assert rules.talon_public and tokens <= talon
+            # Shown only when the engine shows it to every seat, and only talon cards.
+            assert game.talon_public and tokens <= talon
+            assert all(set(game.observation(s)["talon"]) == tokens for s in range(game.n))
             revealed |= tokens
             continue
         assert tokens <= revealed, (event, tokens - revealed)
