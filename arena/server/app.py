@@ -5,20 +5,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import secrets
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.observability.exposition import MetricsSetupError, start_metrics_server
 from arena.observability.grpc_metrics import MetricsInterceptor
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
+from arena.referee.types import MatchResult
 from arena.server.auth import Authenticator, BotRegistry
 from arena.server.hub import BotHub
 from arena.server.interceptors import BOT_SERVICE, ORGANISER_SERVICE, TokenInterceptor
@@ -108,7 +112,10 @@ class Gateway:
         )
         reflection.enable_server_reflection(names, server)
         address = f"{self.host}:{self.requested_port}"
-        self.port = server.add_insecure_port(address)
+        try:
+            self.port = server.add_insecure_port(address)
+        except RuntimeError as exc:  # grpc's way of saying the port is taken
+            raise OSError(f"cannot listen on {address}: {exc}") from None
         if self.port == 0:
             raise OSError(f"cannot listen on {address}")
         await server.start()
@@ -134,10 +141,20 @@ class Gateway:
             await self._server.wait_for_termination()
 
 
-def _start_metrics(port: int) -> Any:
-    from prometheus_client import start_http_server
+def _result_writer(path: str, then: ResultHook | None) -> ResultHook:
+    """A result hook appending JSON lines; an append per result survives a crash."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
 
-    return start_http_server(port)
+    async def write(result: MatchResult) -> None:
+        with target.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(result.to_json(), separators=(",", ":")) + "\n")
+        if then is not None:
+            maybe = then(result)
+            if maybe is not None:
+                await maybe
+
+    return write
 
 
 async def serve(
@@ -151,13 +168,18 @@ async def serve(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     stop: asyncio.Event | None = None,
     on_result: ResultHook | None = None,
+    results_path: str | None = None,
 ) -> None:
     """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
 
     Without an organiser token one is generated and printed once, so a first run works
-    without configuration while the token still never lands in a file.
+    without configuration while the token still never lands in a file. With
+    ``results_path`` every finished match (completed, forfeit or aborted at shutdown) is
+    appended to that file as one JSON line.
     """
     stop = stop or asyncio.Event()
+    if results_path is not None:
+        on_result = _result_writer(results_path, on_result)
     gateway = Gateway(
         db_path=db_path,
         organiser_token=organiser_token,
@@ -167,15 +189,20 @@ async def serve(
         grace_s=grace_s,
         on_result=on_result,
     )
-    bound = await gateway.start()
-    metrics_server = _start_metrics(metrics_port) if metrics_port is not None else None
+    metrics_server = start_metrics_server(metrics_port, host) if metrics_port is not None else None
+    try:
+        bound = await gateway.start()
+    except BaseException:
+        if metrics_server is not None:
+            metrics_server.close()
+        raise
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
             loop.add_signal_handler(sig, stop.set)
     print(f"gateway listening on {host}:{bound}", flush=True)
-    if metrics_port is not None:
-        print(f"metrics on http://{host}:{metrics_port}/metrics", flush=True)
+    if metrics_server is not None:
+        print(f"metrics on http://{host}:{metrics_server.port}/metrics", flush=True)
     if gateway.generated_token:
         print(f"organiser token (generated, shown once): {gateway.organiser_token}", flush=True)
     try:
@@ -183,8 +210,8 @@ async def serve(
         print("shutting down: finishing running matches", flush=True)
         await gateway.stop()
     finally:
-        if metrics_server is not None and isinstance(metrics_server, tuple):
-            metrics_server[0].shutdown()
+        if metrics_server is not None:
+            metrics_server.close()
     print("gateway stopped", flush=True)
 
 
@@ -214,6 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_MESSAGE_BYTES,
         help="largest message accepted from a client",
     )
+    parser.add_argument(
+        "--results", default=None, help="append each finished match to this JSON-lines file"
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level")
     return parser
 
@@ -235,9 +265,10 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 host=args.host,
                 grace_s=args.grace,
                 max_message_bytes=args.max_message_bytes,
+                results_path=args.results,
             )
         )
-    except OSError as exc:
+    except (OSError, MetricsSetupError) as exc:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 1
     return 0

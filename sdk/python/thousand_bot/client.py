@@ -89,11 +89,14 @@ class BotClient:
         self.sessions = 0
         self._unsent: list[bot_pb2.Decision] = []
         self._welcomed = False
+        self._thinking: set[asyncio.Future[None]] = set()
+        self._write_lock = asyncio.Lock()
         self._jitter = random.Random(os.urandom(16))
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Play until ``stop`` is set; raises BotRejected when the server refuses the bot."""
         stop = stop or asyncio.Event()
+        self._write_lock = asyncio.Lock()  # bound to this run's event loop
         failures = 0
         delay = self.backoff_initial
         while not stop.is_set():
@@ -189,11 +192,14 @@ class BotClient:
             if self.on_welcome is not None:
                 self.on_welcome(message.welcome)
             for decision in self._unsent:
-                await call.write(bot_pb2.PlayRequest(decision=decision))
+                async with self._write_lock:
+                    await call.write(bot_pb2.PlayRequest(decision=decision))
             self._unsent.clear()
             self._welcomed = True
 
     async def _answer(self, call: Any, msg: bot_pb2.DecisionRequest) -> None:
+        """Answer at once for a plain bot; an ``async`` bot's answers run as tasks, so one
+        connection thinks about many matches at the same time."""
         started = time.perf_counter()
         legal = list(msg.legal_actions)
         request = Request(
@@ -207,20 +213,37 @@ class BotClient:
         )
         try:
             result: Any = self.bot.on_request(request)
-            if inspect.isawaitable(result):
-                result = await result
-            action = str(result)
         except Exception:
             log.exception("the bot raised on request %s; answering %r", msg.request_id, legal[:1])
-            action = legal[0] if legal else "pass"
+            result = legal[0] if legal else "pass"
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(self._later(call, msg, started, result))
+            self._thinking.add(task)
+            task.add_done_callback(self._thinking.discard)
+            return
+        await self._send(call, msg.request_id, str(result), started)
+
+    async def _later(
+        self, call: Any, msg: bot_pb2.DecisionRequest, started: float, result: Any
+    ) -> None:
+        try:
+            action = str(await result)
+        except Exception:
+            log.exception("the bot raised on request %s", msg.request_id)
+            action = msg.legal_actions[0] if msg.legal_actions else "pass"
+        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+            await self._send(call, msg.request_id, action, started)
+
+    async def _send(self, call: Any, request_id: str, action: str, started: float) -> None:
         decision = bot_pb2.Decision(
-            request_id=msg.request_id,
+            request_id=request_id,
             action=action,
             think_time_us=int((time.perf_counter() - started) * 1e6),
         )
         self.decisions += 1
         try:
-            await call.write(bot_pb2.PlayRequest(decision=decision))
+            async with self._write_lock:
+                await call.write(bot_pb2.PlayRequest(decision=decision))
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
             # Sent again after the reconnect; the server takes it if it is still waiting.
             self._unsent.append(decision)

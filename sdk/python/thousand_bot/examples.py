@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from thousand_bot.bot import Bot, Observation, Request
+from thousand_bot.bot import Bot, Observation, Request, first_choice
 from thousand_bot.cards import (
     MARRIAGE_POINTS,
     beats,
@@ -19,10 +19,10 @@ from thousand_bot.cards import (
 
 
 class FirstLegal(Bot):
-    """Always the first legal action: the smallest bot that plays every rule variant."""
+    """The first legal action that is not ``concede``: the smallest bot there is."""
 
     def decide(self, observation: Observation, legal: list[str]) -> str:
-        return legal[0]
+        return first_choice(legal)
 
 
 class Random(Bot):

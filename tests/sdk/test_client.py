@@ -1,0 +1,206 @@
+"""The Python SDK's client against a real gateway: playing, refusals, reconnecting."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from thousand_bot import Bot, BotClient, BotRejected
+from thousand_bot.examples import Greedy
+
+from arena.proto.thousand.v1 import organiser_pb2
+from arena.server.testing import GatewayThread
+
+SDK = Path(__file__).resolve().parents[2] / "sdk" / "python"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, **extra)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SDK), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _start(gw: GatewayThread, bots: list[str], seed: str, **kw: object) -> str:
+    channel, stub, md = gw.organiser()
+    with channel:
+        request = organiser_pb2.StartMatchRequest(seed=seed, bots=bots, **kw)  # type: ignore[arg-type]
+        return str(stub.StartMatch(request, metadata=md).match_id)
+
+
+def _finish(gw: GatewayThread, match_id: str) -> str:
+    channel, stub, md = gw.organiser()
+    with channel:
+        events = [r.event for r in stub.WatchMatch(
+            organiser_pb2.WatchMatchRequest(match_id=match_id), metadata=md, timeout=120
+        )]  # fmt: skip
+    return str(events[-1].match_end.status)
+
+
+def test_cli_plays_a_match(gateway: GatewayThread, tmp_path: Path) -> None:
+    (tmp_path / "mybot.py").write_text(
+        "from thousand_bot import Bot\n"
+        "class MyBot(Bot):\n"
+        "    def play(self, observation, legal):\n"
+        "        return legal[-1]\n"
+    )
+    token = gateway.register("mine")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "thousand_bot.cli", "run", "mybot:MyBot",
+         "--server", gateway.address],
+        cwd=tmp_path,
+        env=_env(THOUSAND_BOT_TOKEN=token),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not gateway.gateway.hub.instances("mine"):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        match_id = _start(gateway, ["mine", "greedy", "random"], "cli", max_deals=3)
+        assert _finish(gateway, match_id) == "completed"
+        result = gateway.gateway.matches.result(match_id)
+        assert result is not None and result.seat_stats[0].decisions > 0
+        assert result.seat_stats[0].strikes == 0
+    finally:
+        proc.terminate()
+        assert proc.wait(20) == 0  # SIGTERM is a normal way to stop a bot
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["run", "thousand_bot.examples:Greedy"], 2, "token"),
+        (["run", "no_such_module:Bot", "--token", "t"], 2, "cannot load"),
+        (["run", "thousand_bot.examples", "--token", "t"], 2, "module:Class"),
+    ],
+)
+def test_cli_usage_errors(args: list[str], code: int, message: str) -> None:
+    env = _env()
+    env.pop("THOUSAND_BOT_TOKEN", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "thousand_bot.cli", *args],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == code
+    assert message in result.stderr
+
+
+def test_cli_reports_a_refused_token(gateway: GatewayThread) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "thousand_bot.cli", "run", "thousand_bot.examples:Greedy",
+         "--server", gateway.address, "--token", "thb_wrong"],
+        capture_output=True, text=True, env=_env(), timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 3
+    assert "UNAUTHENTICATED" in result.stderr and "unknown token" in result.stderr
+
+
+def test_client_gives_up_after_max_attempts() -> None:
+    async def run() -> None:
+        client = BotClient(
+            Greedy(), "127.0.0.1:1", "t", backoff_initial=0.01, backoff_max=0.02, max_attempts=3
+        )
+        await client.run()
+
+    with pytest.raises(ConnectionError, match="after 3 attempts"):
+        asyncio.run(asyncio.wait_for(run(), 60))
+
+
+def test_revoked_bot_is_rejected_for_good(gateway: GatewayThread) -> None:
+    token = gateway.register("ann")
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(BotClient(Greedy(), gateway.address, token, backoff_initial=0.01).run())
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not gateway.gateway.hub.instances("ann"):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    channel, stub, md = gateway.organiser()
+    with channel:
+        stub.RevokeToken(organiser_pb2.RevokeTokenRequest(name="ann"), metadata=md)
+    thread.join(20)
+    assert len(errors) == 1 and isinstance(errors[0], BotRejected)
+    assert errors[0].code == grpc.StatusCode.UNAUTHENTICATED
+
+
+class Slow(Bot):
+    """Answers only after a while, to be caught mid-decision by a restart."""
+
+    async def on_request(self, request):  # type: ignore[no-untyped-def,override]
+        await asyncio.sleep(0.05)
+        return request.legal[0]
+
+
+def test_reconnects_after_the_gateway_restarts(tmp_path: Path) -> None:
+    db = str(tmp_path / "g.sqlite3")
+    first = GatewayThread(db)
+    port = first.port
+    token = first.register("ann")
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    stop = asyncio.Event()
+    client = BotClient(Greedy(), first.address, token, backoff_initial=0.05, backoff_max=0.2)
+    task = asyncio.run_coroutine_threadsafe(client.run(stop), loop)
+    try:
+        deadline = time.monotonic() + 20
+        while client.sessions < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        first.close(0.5)
+        second = GatewayThread(db, port=port)  # same port, same registry
+        try:
+            while client.sessions < 2:
+                assert time.monotonic() < deadline + 30, "no reconnect"
+                time.sleep(0.05)
+            match_id = _start(second, ["ann", "greedy", "random"], "after", max_deals=2)
+            assert _finish(second, match_id) == "completed"
+        finally:
+            second.close()
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        task.result(20)
+        loop.call_soon_threadsafe(loop.stop)
+
+
+def test_async_bots_and_many_matches(gateway: GatewayThread) -> None:
+    names = ["s0", "s1", "s2"]
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    stop = asyncio.Event()
+    clients = [BotClient(Slow(), gateway.address, gateway.register(n)) for n in names]
+    tasks = [asyncio.run_coroutine_threadsafe(c.run(stop), loop) for c in clients]
+    try:
+        deadline = time.monotonic() + 20
+        while not all(c.sessions for c in clients):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        ids = [_start(gateway, names, f"slow/{i}", max_deals=1) for i in range(4)]
+        assert [_finish(gateway, m) for m in ids] == ["completed"] * 4
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        for t in tasks:
+            t.result(20)
+        loop.call_soon_threadsafe(loop.stop)
+
+
+def test_the_sdk_does_not_need_the_arena(tmp_path: Path) -> None:
+    code = (
+        "import sys, thousand_bot, thousand_bot.examples, thousand_bot.client;"
+        "assert not [m for m in sys.modules if m == 'arena' or m.startswith('arena.')]"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), check=True, timeout=60)
