@@ -16,6 +16,7 @@ Two figures come out:
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -217,12 +218,22 @@ async def _set_observer(hub: BotHub, recorder: _Recorder) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m arena.server.bench [SECONDS] [--json]``."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in args
-    rest = [a for a in args if a != "--json"]
-    result = bench_gateway(float(rest[0]) if rest else 10.0)
-    if as_json:
+    """``arena bench gateway [--seconds S] [--concurrency N] [--json]``."""
+    parser = argparse.ArgumentParser(
+        prog="arena bench gateway",
+        description="Decisions per second through one gateway with three remote Python "
+        "bots on loopback, and the latency the gateway adds per decision.",
+    )
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of the run")
+    parser.add_argument(
+        "--concurrency", type=int, default=16, help="games in flight in the throughput run"
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    if args.seconds <= 0 or args.concurrency < 1:
+        parser.error("--seconds must be positive and --concurrency at least 1")
+    result = bench_gateway(args.seconds, concurrency=args.concurrency)
+    if args.json:
         print(json.dumps(result, indent=2))
     else:
         t, lat = result["throughput_run"], result["latency_run"]
