@@ -16,25 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from arena.engine import NotationError, parse_action
 from arena.proto.thousand.v1 import bot_pb2
 from arena.referee.types import JSON, DecisionRequest
 from arena.server import convert
-
-_CARD = r"(?:[789JQKTA]|10)[CSHD]"
-_NOTATION = re.compile(
-    r"^(?:pass|look|redeal|sell|keep|concede"
-    r"|(?:bid|blind|buy|talon|contract) \d{1,4}"
-    rf"|give {_CARD} \d"
-    r"|trump [CSHD]"
-    rf"|(?:discard|bank|play|marry|half|aces|nines|crawl) {_CARD})$"
-)
 
 
 class Outcome(Enum):
@@ -43,21 +34,19 @@ class Outcome(Enum):
     ILLEGAL = "illegal"
 
 
-def classify_action(text: str, legal: frozenset[str]) -> tuple[Outcome, str]:
-    """Judge an answer against the legal list, normalising spelling the engine accepts
-    (``play 10h`` for ``play TH``) so a bot is not struck for a matter of case."""
+def classify_action(text: str, legal: frozenset[str]) -> tuple[Outcome, str, str]:
+    """Judge an answer as the referee will: parsed by the engine's notation, so another
+    spelling of a legal action (``PLAY 10h`` for ``play TH``) is that action. Returns the
+    outcome, the text to hand to the referee and, when not ok, why."""
     if text in legal:
-        return Outcome.OK, text
-    words = text.split()
-    if not words:
-        return Outcome.MALFORMED, text
-    normal = " ".join([words[0].lower(), *(w.upper() for w in words[1:])])
-    normal = re.sub(r"\b10([CSHD])\b", r"T\1", normal)
+        return Outcome.OK, text, ""
+    try:
+        normal = parse_action(text).text
+    except NotationError as exc:
+        return Outcome.MALFORMED, text, str(exc)
     if normal in legal:
-        return Outcome.OK, normal
-    if not _NOTATION.match(normal):
-        return Outcome.MALFORMED, text
-    return Outcome.ILLEGAL, normal
+        return Outcome.OK, normal, ""
+    return Outcome.ILLEGAL, normal, ""
 
 
 @dataclass(eq=False)
@@ -93,15 +82,6 @@ class Connection:
     def send(self, message: bot_pb2.PlayResponse) -> None:
         if not self.closed:
             self.outbox.put_nowait(message)
-
-
-@dataclass
-class DecisionAnswer:
-    """What the hub made of a bot's decision; ``error`` goes back to the bot."""
-
-    error: bot_pb2.Error | None = None
-    outcome: Outcome | None = None
-    latency_s: float = 0.0
 
 
 class BotHub:
@@ -233,42 +213,39 @@ class BotHub:
             if pending.connection is not None:
                 pending.connection.pending.discard(request.request_id)
 
-    def answer(self, conn: Connection, decision: bot_pb2.Decision) -> DecisionAnswer:
-        """Deliver a bot's decision to the waiting referee, judging it on the way."""
+    def answer(self, conn: Connection, decision: bot_pb2.Decision) -> bot_pb2.Error | None:
+        """Deliver a bot's decision to the waiting referee, judging it on the way; the
+        error to send back to the bot, if any."""
         pending = self._pending.get(decision.request_id)
         if pending is None or pending.bot != conn.bot or pending.future.done():
-            return DecisionAnswer(
-                error=bot_pb2.Error(
-                    request_id=decision.request_id,
-                    code=bot_pb2.ERROR_CODE_UNKNOWN_REQUEST,
-                    reason=f"request {decision.request_id!r} is not waiting for an answer from "
-                    "this bot: it was never sent to it, was already answered, or its time ran "
-                    "out",
-                )
+            return bot_pb2.Error(
+                request_id=decision.request_id,
+                code=bot_pb2.ERROR_CODE_UNKNOWN_REQUEST,
+                reason=f"request {decision.request_id!r} is not waiting for an answer from "
+                "this bot: it was never sent to it, was already answered, or its time ran out",
             )
-        outcome, text = classify_action(decision.action, pending.legal)
+        outcome, text, why = classify_action(decision.action, pending.legal)
         latency = time.perf_counter() - pending.sent_at if pending.sent_at else 0.0
         pending.future.set_result(text)
         if self.on_answer is not None:
             self.on_answer(conn.bot, decision.request_id, outcome, latency, decision.think_time_us)
-        result = DecisionAnswer(outcome=outcome, latency_s=latency)
         if outcome is Outcome.MALFORMED:
-            result.error = bot_pb2.Error(
+            return bot_pb2.Error(
                 request_id=decision.request_id,
                 code=bot_pb2.ERROR_CODE_MALFORMED_ACTION,
-                reason=f"{decision.action!r} is not an action in the game's notation "
-                "(e.g. 'pass', 'bid 105', 'play QS'); the referee plays its fallback action",
+                reason=f"{decision.action!r} is not an action in the game's notation ({why}; "
+                "e.g. 'pass', 'bid 105', 'play QS'); the referee plays its fallback action",
             )
-        elif outcome is Outcome.ILLEGAL:
+        if outcome is Outcome.ILLEGAL:
             shown = ", ".join(sorted(pending.legal)[:12])
             more = "" if len(pending.legal) <= 12 else ", ..."
-            result.error = bot_pb2.Error(
+            return bot_pb2.Error(
                 request_id=decision.request_id,
                 code=bot_pb2.ERROR_CODE_ILLEGAL_ACTION,
                 reason=f"{decision.action!r} is not legal here (legal: {shown}{more}); "
                 "the referee plays its fallback action",
             )
-        return result
+        return None
 
     # --- events -----------------------------------------------------------------------
 

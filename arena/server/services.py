@@ -113,9 +113,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             async for message in requests:
                 kind = message.WhichOneof("message")
                 if kind == "decision":
-                    answer = self.hub.answer(conn, message.decision)
-                    if answer.error is not None:
-                        conn.send(bot_pb2.PlayResponse(error=answer.error))
+                    error = self.hub.answer(conn, message.decision)
+                    if error is not None:
+                        conn.send(bot_pb2.PlayResponse(error=error))
                 elif kind == "hello":
                     conn.send(
                         bot_pb2.PlayResponse(
