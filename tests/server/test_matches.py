@@ -198,6 +198,7 @@ def test_no_seat_ever_receives_another_seats_hidden_cards(gateway: GatewayThread
     n = 3
     hidden_at: list[list[set[str]]] = [[] for _ in range(n)]  # per seat, per request
     forever: list[dict[int, set[str]]] = [{} for _ in range(n)]
+    unseen: dict[int, set[str]] = {}  # per deal: cards no spectator may ever see
     seen: list[set[str]] = [set() for _ in range(n)]
     held: list[set[str]] = [set() for _ in range(n)]
     deal = -1
@@ -210,6 +211,8 @@ def test_no_seat_ever_receives_another_seats_hidden_cards(gateway: GatewayThread
         if deal >= 0:
             for s in range(n):
                 forever[s][deal] = held[s] - seen[s] - public_cards()
+            shown_to_all = set.intersection(*seen)  # e.g. a talon turned face up
+            unseen[deal] = set().union(*held) - public_cards() - shown_to_all
 
     while not game.is_over:
         if game.is_chance:
@@ -255,6 +258,14 @@ def test_no_seat_ever_receives_another_seats_hidden_cards(gateway: GatewayThread
         assert requests == len(hidden_at[s])
         checked_requests += requests
     assert checked_requests > 50
+    # Spectators get the public events only.
+    current = 0
+    for event in events:
+        if event.type == "deal_start":
+            current = event.deal_start.deal
+        assert not _cards(bot_pb2.PlayResponse(event=event).SerializeToString()) & unseen.get(
+            current, set()
+        )
     assert any(forever[s][d] for s in range(n) for d in forever[s])  # the check had teeth
     for b in bots:
         b.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import grpc
@@ -87,3 +88,22 @@ def test_metrics_count_refused_calls(gateway: GatewayThread) -> None:
         bot.recv_kind("welcome", timeout=10)
     bot.close()
     assert failures() == before + 1
+
+
+def test_metrics_count_connected_instances(gateway: GatewayThread) -> None:
+    from prometheus_client import REGISTRY
+
+    def instances() -> float:
+        return REGISTRY.get_sample_value("arena_bot_instances", {"bot": "gauge-bot"}) or 0.0
+
+    token = gateway.register("gauge-bot")
+    bots = [RawBot(gateway.address, token) for _ in range(2)]
+    for b in bots:
+        b.recv_kind("welcome")
+    assert instances() == 2
+    bots[0].close()
+    deadline = time.monotonic() + 10
+    while instances() != 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    bots[1].close()
