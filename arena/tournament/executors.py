@@ -203,7 +203,7 @@ class LocalExecutor(Executor):
                     pos += 1
                     in_flight[pool.submit(_play_in_subprocess, m.dumps(), self.routing_url)] = m
                 finished, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
-                for fut in finished:
+                for fut in sorted(finished, key=lambda f: in_flight[f].index):
                     m = in_flight.pop(fut)
                     try:
                         rec = _record_from_json(json.loads(fut.result()))

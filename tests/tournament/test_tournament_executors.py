@@ -52,23 +52,35 @@ def run_with(spec: TournamentSpec, executor: Any, **kwargs: Any) -> RunSummary:
 
 
 def test_same_results_on_every_executor_and_worker_count(
-    tmp_path: Path, broker: str, start_worker: Callable[..., Worker]
+    tmp_path: Path,
+    broker: str,
+    start_worker: Callable[..., Worker],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # One seat pauses a little in the Celery workers only, so that with two workers both
+    # surely get matches; the pause changes no move.
+    monkeypatch.setenv("ARENA_TEST_BOT_DELAY", "0")
+    participants = [{"name": "paced", "bot": "tournament_bots:SlowGreedy"}, *PARTICIPANTS[1:]]
+
+    def spec_at(db: Path) -> TournamentSpec:
+        return make_spec(db, participants=participants)
+
+    paced = {"ARENA_TEST_BOT_DELAY": "0.005"}
     runs: dict[str, list[tuple[Any, ...]]] = {}
-    inline = make_spec(tmp_path / "inline.sqlite3")
+    inline = spec_at(tmp_path / "inline.sqlite3")
     summary = run_with(inline, InlineExecutor())
     assert summary.finished and summary.played == 18
     runs["inline"] = fingerprint(inline)
     for n in (1, 2):
-        spec = make_spec(tmp_path / f"local{n}.sqlite3")
+        spec = spec_at(tmp_path / f"local{n}.sqlite3")
         run_with(spec, LocalExecutor(workers=n))
         runs[f"local-{n}"] = fingerprint(spec)
-    start_worker("a", pool="prefork", concurrency=1)
-    spec = make_spec(tmp_path / "celery1.sqlite3")
+    start_worker("a", pool="prefork", concurrency=1, env=paced)
+    spec = spec_at(tmp_path / "celery1.sqlite3")
     run_with(spec, CeleryExecutor(broker=broker, poll_s=0.05))
     runs["celery-1"] = fingerprint(spec)
-    start_worker("b", pool="solo")
-    spec = make_spec(tmp_path / "celery2.sqlite3")
+    start_worker("b", pool="solo", env=paced)
+    spec = spec_at(tmp_path / "celery2.sqlite3")
     run_with(spec, CeleryExecutor(broker=broker, poll_s=0.05))
     runs["celery-2"] = fingerprint(spec)
     with ResultStore(spec.db) as store:
@@ -132,7 +144,9 @@ def test_killed_worker_loses_nothing_and_counts_nothing_twice(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     spec = slow_spec(tmp_path, "killed")
-    env = {"ARENA_TEST_BOT_DELAY": "0.03"}
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = {"ARENA_TEST_BOT_DELAY": "0.03", "ARENA_TEST_BOT_MARKS": str(marks)}
     doomed = start_worker("doomed", pool="prefork", concurrency=1, visibility_timeout=3, env=env)
     outcome: dict[str, Any] = {}
 
@@ -146,7 +160,9 @@ def test_killed_worker_loses_nothing_and_counts_nothing_twice(
     scheduler.start()
     store = ResultStore(spec.db)
     wait_for(lambda: store.count(spec.name) >= 2, timeout=120, what="two stored results")
-    doomed.kill_hard()  # master and pool child, in the middle of the third match or so
+    seen = set(marks.iterdir())
+    wait_for(lambda: set(marks.iterdir()) - seen, timeout=60, what="a new match")
+    doomed.kill_hard()  # master and pool child, just after the child started a match
     at_kill = store.count(spec.name)
     assert at_kill < 12
     start_worker("rescue", pool="prefork", concurrency=1, visibility_timeout=3, env=env)
@@ -169,12 +185,14 @@ def test_killed_pool_child_is_retried_at_once(
     tmp_path: Path, broker: str, start_worker: Callable[..., Worker]
 ) -> None:
     spec = slow_spec(tmp_path, "child")
+    marks = tmp_path / "marks"
+    marks.mkdir()
     worker = start_worker(
         "parent",
         pool="prefork",
         concurrency=1,
         visibility_timeout=3600,
-        env={"ARENA_TEST_BOT_DELAY": "0.03"},
+        env={"ARENA_TEST_BOT_DELAY": "0.03", "ARENA_TEST_BOT_MARKS": str(marks)},
     )
     store = ResultStore(spec.db)
     outcome: dict[str, Any] = {}
@@ -186,9 +204,12 @@ def test_killed_pool_child_is_retried_at_once(
     )
     scheduler.start()
     wait_for(lambda: store.count(spec.name) >= 1, timeout=120, what="a stored result")
-    children = worker.children()
-    assert len(children) == 1
-    worker.kill_pid(children[0])
+    seen = set(marks.iterdir())
+    # Kill the child right after it starts its next match, so it surely dies mid-match.
+    fresh = wait_for(lambda: set(marks.iterdir()) - seen, timeout=60, what="a new match")
+    [child] = worker.children()
+    assert {p.name.split("-")[0] for p in fresh} == {str(child)}
+    worker.kill_pid(child)
     # With an hour of visibility timeout, only the master's requeue can finish the run.
     scheduler.join(timeout=180)
     assert not scheduler.is_alive()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from arena.bots import GreedyBot
@@ -21,6 +23,10 @@ class SlowGreedy:
     def __init__(self, seed: str = "slow", rules: Any = None) -> None:
         self.inner = GreedyBot(seed=seed, rules=rules)
         self.delay = float(os.environ.get("ARENA_TEST_BOT_DELAY", "0.02"))
+        marks = os.environ.get("ARENA_TEST_BOT_MARKS")
+        if marks:
+            # Tells a test which process has just started a match (and when).
+            Path(marks, f"{os.getpid()}-{time.monotonic_ns()}").touch()
 
     async def decide(self, observation: dict[str, Any], legal: Sequence[str]) -> str:
         await asyncio.sleep(self.delay)
