@@ -229,6 +229,8 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
     ("report", "arena.tournament.report", "report_main",
      "an HTML report with a rating plot"),
     ("watch", "arena.observability.watch", "main", "follow a match live from the gateway"),
+    ("bots", "arena.bots.cli", "bots_main",
+     "list the built-in bots, or compare two on seeded games"),
 ]
 _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("gateway", "arena.server.bench", "main",

@@ -848,8 +848,9 @@ class Game:
         elif ph == TALON_CHOICE:
             idx = a.value - 1
             self.chosen = idx
-            self.talon_public = True
-            self.talon_seen |= (1 << self.n) - 1
+            if r.talon_public:
+                self.talon_public = True
+            self.talon_seen |= 1 << p
             self.spare = self.talon[1 - idx]
             if r.exchange == "bank":
                 self.bank |= self.spare

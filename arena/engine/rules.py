@@ -486,19 +486,22 @@ class Rules:
                 raise RulesError(f"option 'exchange': {self.exchange!r} needs a talon")
             if not self.auction:
                 raise RulesError("option 'auction': a talon is won at an auction")
-        if self.exchange == "give" and self.talon_size != active - 1 and self.talon_size < 1:
-            raise RulesError("option 'talon_size': too small to give a card to each player")
-        if self.exchange == "give" and self.talons != 1:
-            raise RulesError("option 'talons': 'give' uses one talon")
-        if self.exchange == "give" and self.talon_size < active - 1:
+        # Hands must come out of the exchange equal, or a deal ends with cards unplayed.
+        if self.exchange == "give" and self.talon_size != active:
             raise RulesError(
-                f"option 'talon_size': {self.talon_size} card(s) cannot make up "
-                f"one card given to each of {active - 1} players"
+                f"option 'talon_size': giving one card to each other player evens the hands "
+                f"only with a talon of {active} card(s) (one per active player), "
+                f"not {self.talon_size}"
             )
         if self.exchange in ("discard", "bank") and (n != 2 or self.talons != 2):
             raise RulesError(f"option 'exchange': {self.exchange!r} is for two players, two talons")
-        if self.exchange == "bank" and self.talon_size < 2:
-            raise RulesError("option 'exchange': 'bank' needs talons of at least 2")
+        if self.talons == 2 and self.exchange not in ("discard", "bank", "give"):
+            raise RulesError("option 'talons': two talons need an exchange (discard, bank, give)")
+        if self.exchange == "bank" and self.talon_size != 3:
+            raise RulesError(
+                "option 'talon_size': 'bank' (one card to the opponent, one to the bank) "
+                "evens the hands only with talons of 3"
+            )
         if self.spare_talon == "last-trick" and self.talons != 2:
             raise RulesError("option 'spare_talon': only with two talons")
         if self.exchange == "bank" and self.spare_talon != "none":
