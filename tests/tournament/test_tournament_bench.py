@@ -1,0 +1,20 @@
+"""The throughput benchmark runs end to end (its figures are printed, never asserted)."""
+
+from __future__ import annotations
+
+from arena.tournament.bench import bench_tournament
+
+
+def test_bench_reports_every_figure() -> None:
+    res = bench_tournament(6, max_deals=1, ratings_results=2000, repeat=1)
+    for key in (
+        "local_1_games_per_s",
+        "local_2_games_per_s",
+        "celery_1_games_per_s",
+        "celery_2_games_per_s",
+        "overhead_1_pct",
+        "overhead_2_pct",
+        "ratings_s",
+    ):
+        assert isinstance(res[key], float), key
+    assert res["games"] == 6
