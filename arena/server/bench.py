@@ -1,14 +1,16 @@
 """How many decisions one gateway process carries, and what it adds to each one.
 
 The set-up is the production path minus the network: a gateway on a loopback port, three
-bots in three separate Python processes using the bot SDK (``thousand_bot``), and games of
-the classic preset played by the rules engine inside the gateway process. Every decision
-travels gateway -> bot -> gateway over gRPC.
+bots in three separate Python processes using the bot SDK (``thousand_bot``), and matches of
+the classic preset started on the gateway and played by the referee in the gateway process,
+exactly as ``StartMatch`` plays them. Every decision travels gateway -> bot -> gateway over
+gRPC. The bots do not follow the match events (the SDK asks for none when a bot has no
+``on_event``), as most bots do not need them.
 
 Two figures come out:
 
-* throughput: decisions per second with many games in flight at once (``concurrency``);
-* added latency: with one game in flight, the time from sending a request to receiving its
+* throughput: decisions per second with many matches in flight at once (``concurrency``);
+* added latency: with one match in flight, the time from sending a request to receiving its
   answer, minus the time the bot says it spent thinking (``think_time_us``). This is what
   the transport costs a decision: serialisation, loopback, both gRPC stacks and the
   gateway's routing.
@@ -29,8 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.referee.types import DecisionRequest
 from arena.server.hub import BotHub, Outcome
+from arena.server.matches import MatchManager
 from arena.server.testing import GatewayThread
 
 _SDK_DIR = Path(__file__).resolve().parents[2] / "sdk" / "python"
@@ -67,80 +69,71 @@ def _percentile(values: Sequence[float], q: float) -> float:
 
 
 class _Recorder:
+    """Collects, through the hub's answer hook, every answer inside the measured window."""
+
     def __init__(self) -> None:
-        self.think_us: dict[str, int] = {}
+        self.added_ms: list[float] = []
+        self.illegal = 0
+        self.open = False
 
     def __call__(self, bot: str, request_id: str, outcome: Outcome, rtt: float, think: int) -> None:
-        self.think_us[request_id] = think
+        if self.open:
+            self.added_ms.append(rtt * 1000 - think / 1000)
+            if outcome is not Outcome.OK:
+                self.illegal += 1
 
 
 async def _play(
-    hub: BotHub,
+    manager: MatchManager,
     bots: Sequence[str],
     seconds: float,
     concurrency: int,
     recorder: _Recorder,
     tag: str,
 ) -> dict[str, Any]:
-    from arena.engine import Game, Rules
-
-    rules = Rules.preset("classic")
+    """Keep ``concurrency`` matches running for ``seconds``, then stop them."""
     deadline = time.perf_counter() + seconds
-    added_ms: list[float] = []
-    decisions = 0
-    games = 0
-    illegal = 0
+    matches = 0
 
-    async def worker(index: int) -> None:
-        nonlocal decisions, games, illegal
+    async def slot(index: int) -> None:
+        nonlocal matches
         number = 0
         while time.perf_counter() < deadline:
-            game = Game(rules, seed=f"bench/{tag}/{index}/{number}")
+            match_id = await manager.start(
+                preset="classic",
+                options={},
+                seed=f"bench/{tag}/{index}/{number}",
+                bots=list(bots),
+                max_deals=10_000,
+            )
             number += 1
-            step = 0
-            while not game.is_over and time.perf_counter() < deadline:
-                if game.is_chance:
-                    game.deal()
-                    continue
-                seat = game.to_act
-                assert seat is not None
-                legal = [str(a) for a in game.legal_actions()]
-                rid = f"{tag}-{index}-{number}-{step}"
-                step += 1
-                request = DecisionRequest(
-                    match_id=f"bench-{tag}-{index}-{number}",
-                    request_id=rid,
-                    seat=seat,
-                    observation=game.observation(seat),
-                    legal=tuple(legal),
-                    deadline_ms=1000,
-                    time_bank_ms=10000,
-                )
-                sent = time.perf_counter()
-                answer = await hub.decide(bots[seat % len(bots)], request)
-                rtt = time.perf_counter() - sent
-                think = recorder.think_us.pop(rid, 0)
-                added_ms.append(rtt * 1000 - think / 1000)
-                decisions += 1
-                if answer not in legal:
-                    illegal += 1
-                    answer = legal[0]
-                game.apply(answer)
-            games += 1
-            hub.release_match(f"bench-{tag}-{index}-{number - 1}")
+            matches += 1
+            waiting = asyncio.ensure_future(manager.wait(match_id))
+            left = deadline - time.perf_counter()
+            done, _ = await asyncio.wait({waiting}, timeout=max(0.0, left))
+            if not done:
+                manager.stop(match_id)
+                await waiting
 
+    recorder.added_ms = []
+    recorder.illegal = 0
+    recorder.open = True
     started = time.perf_counter()
-    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    try:
+        await asyncio.gather(*(slot(i) for i in range(concurrency)))
+    finally:
+        recorder.open = False
     elapsed = time.perf_counter() - started
+    added = recorder.added_ms
     return {
-        "decisions": decisions,
+        "decisions": len(added),
         "seconds": round(elapsed, 3),
-        "decisions_per_s": round(decisions / elapsed, 1) if elapsed > 0 else 0.0,
-        "games_started": games,
-        "illegal": illegal,
-        "added_ms_p50": round(_percentile(added_ms, 0.50), 3),
-        "added_ms_p99": round(_percentile(added_ms, 0.99), 3),
-        "added_ms_mean": round(statistics.fmean(added_ms), 3) if added_ms else float("nan"),
+        "decisions_per_s": round(len(added) / elapsed, 1) if elapsed > 0 else 0.0,
+        "matches_started": matches,
+        "illegal": recorder.illegal,
+        "added_ms_p50": round(_percentile(added, 0.50), 3),
+        "added_ms_p99": round(_percentile(added, 0.99), 3),
+        "added_ms_mean": round(statistics.fmean(added), 3) if added else float("nan"),
     }
 
 
@@ -163,13 +156,14 @@ def bench_gateway(
         procs: list[subprocess.Popen[bytes]] = []
         try:
             command = [sys.executable, "-m", "thousand_bot.cli", "run", bot_class]
-            command += ["--server", gw.address, "--log-level", "WARNING"]
+            command += ["--server", gw.address, "--log-level", "ERROR"]
             for name in bots:
                 token = gw.register(name)
                 procs.append(
                     subprocess.Popen(command, env=_bot_env(token), stdout=subprocess.DEVNULL)
                 )
             hub = gw.gateway.hub
+            manager = gw.gateway.matches
             limit = time.monotonic() + 60
             while not all(hub.instances(b) for b in bots):
                 if time.monotonic() > limit or any(p.poll() is not None for p in procs):
@@ -178,11 +172,11 @@ def bench_gateway(
             recorder = _Recorder()
             gw.call(_set_observer(hub, recorder))
             # A short warm-up so imports and first connections do not count.
-            gw.call(_play(hub, bots, min(1.0, seconds / 10), 4, recorder, "warm"))
+            gw.call(_play(manager, bots, min(1.0, seconds / 10), 4, recorder, "warm"))
             pids = [os.getpid(), *(p.pid for p in procs)]
             cpu_before = _cpu_seconds(pids)
             throughput = gw.call(
-                _play(hub, bots, seconds * 0.6, concurrency, recorder, "load"),
+                _play(manager, bots, seconds * 0.6, concurrency, recorder, "load"),
                 timeout=seconds + 120,
             )
             cpu_after = _cpu_seconds(pids)
@@ -190,7 +184,7 @@ def bench_gateway(
                 per = (cpu_after - cpu_before) / throughput["decisions"] * 1e6
                 throughput["cpu_us_per_decision"] = round(per, 1)
             latency = gw.call(
-                _play(hub, bots, seconds * 0.4, 1, recorder, "lat"), timeout=seconds + 120
+                _play(manager, bots, seconds * 0.4, 1, recorder, "lat"), timeout=seconds + 120
             )
         finally:
             for p in procs:
@@ -239,12 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         t, lat = result["throughput_run"], result["latency_run"]
         print(
             f"gateway: {result['decisions_per_s']:.0f} decisions/s "
-            f"({t['concurrency']} games in flight, {result['bots']} bot processes, "
+            f"({t['concurrency']} matches in flight, {result['bots']} bot processes, "
             f"{t.get('cpu_us_per_decision', float('nan')):.0f} us CPU per decision in all)"
         )
         print(
             f"added latency per decision: p50 {result['added_ms_p50']:.2f} ms, "
-            f"p99 {result['added_ms_p99']:.2f} ms ({lat['decisions']} decisions, one in flight)"
+            f"p99 {result['added_ms_p99']:.2f} ms ({lat['decisions']} decisions, one match)"
         )
     return 0
 

@@ -284,6 +284,12 @@ class EventEncoder:
         self.sequence = 0
         self.deal = 0
 
+    def skip(self, event: Mapping[str, Any]) -> None:
+        """Count an event without building its message (for a listener that wants none)."""
+        if event.get("type") == "deal_start":
+            self.deal = _get_int(event, "deal", self.deal)
+        self.sequence += 1
+
     def encode(self, match_id: str, event: Mapping[str, Any]) -> common_pb2.MatchEvent:
         """Typed event for bots and spectators; secret keys are dropped first."""
         clean = public_event(event)

@@ -69,6 +69,7 @@ class Connection:
     instance_id: str
     version: str
     max_matches: int
+    wants_events: bool = True
     outbox: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
     matches: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
@@ -103,12 +104,15 @@ class BotHub:
 
     # --- instances --------------------------------------------------------------------
 
-    def connect(self, bot: str, version: str, max_matches: int) -> Connection:
+    def connect(
+        self, bot: str, version: str, max_matches: int, wants_events: bool = True
+    ) -> Connection:
         conn = Connection(
             bot=bot,
             instance_id=f"{bot}#{next(self._ids)}",
             version=version,
             max_matches=max(0, max_matches),
+            wants_events=wants_events,
         )
         self._connections.setdefault(bot, []).append(conn)
         self._versions[bot] = version
@@ -259,10 +263,11 @@ class BotHub:
             return
         self._last_event[key] = event
         encoder = self._encoders.setdefault(key, convert.EventEncoder())
-        message = encoder.encode(match_id, event)
         conn = self._pick(bot, match_id)
-        if conn is not None:
-            conn.send(bot_pb2.PlayResponse(event=message))
+        if conn is None or not conn.wants_events:
+            encoder.skip(event)  # numbering stays the same for every listener
+        else:
+            conn.send(bot_pb2.PlayResponse(event=encoder.encode(match_id, event)))
         if event.get("type") == "match_end":
             binding = self._bindings.pop(key, None)
             if binding is not None:

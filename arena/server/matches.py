@@ -225,6 +225,21 @@ class MatchManager:
 
     # --- state and shutdown -----------------------------------------------------------
 
+    async def wait(self, match_id: str) -> MatchResult | None:
+        """Wait for a match to end; its result (None if it failed or is unknown)."""
+        match = self._matches.get(match_id)
+        if match is None:
+            return None
+        if match.task is not None:
+            await asyncio.wait({match.task})
+        return match.result
+
+    def stop(self, match_id: str) -> None:
+        """Ask a running match to stop; it ends as ``aborted``."""
+        match = self._matches.get(match_id)
+        if match is not None:
+            match.stop.set()
+
     def result(self, match_id: str) -> MatchResult | None:
         match = self._matches.get(match_id)
         return match.result if match is not None else None

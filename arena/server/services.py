@@ -77,7 +77,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative"
             )
             return
-        conn = self.hub.connect(bot, hello.version, hello.max_concurrent_matches)
+        conn = self.hub.connect(
+            bot, hello.version, hello.max_concurrent_matches, wants_events=not hello.omit_events
+        )
         self.metrics.instance_connected(bot)
         log.info("bot %s connected as %s (%s)", bot, conn.instance_id, hello.client or "?")
         reader = asyncio.create_task(self._read(conn, request_iterator))

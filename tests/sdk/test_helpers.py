@@ -109,3 +109,13 @@ def test_example_bots_play_legal_moves_in_every_preset(cls: type[Bot]) -> None:
         result = asyncio.run(run_match(spec, seats))
         assert result.status == "completed", preset
         assert all(s.strikes == 0 for s in result.seat_stats), preset
+
+
+def test_events_are_asked_for_only_by_bots_that_follow_them() -> None:
+    class Follower(Bot):
+        def on_event(self, event: dict) -> None:  # type: ignore[type-arg]
+            pass
+
+    assert not Bot().wants_events()
+    assert not Greedy().wants_events()
+    assert Follower().wants_events()

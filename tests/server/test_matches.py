@@ -269,3 +269,19 @@ def test_no_seat_ever_receives_another_seats_hidden_cards(gateway: GatewayThread
     assert any(forever[s][d] for s in range(n) for d in forever[s])  # the check had teeth
     for b in bots:
         b.close()
+
+
+def test_a_bot_may_ask_for_no_events(gateway: GatewayThread) -> None:
+    token = gateway.register("quiet")
+    bot = RawBot(
+        gateway.address,
+        token,
+        bot_pb2.Hello(omit_events=True),
+        answer=lambda r: r.legal_actions[0],
+    )
+    bot.recv_kind("welcome")
+    match_id = start(gateway, ["quiet", "greedy", "random"], seed="quiet", max_deals=2)
+    assert watch(gateway, match_id)[-1].match_end.status == "completed"
+    kinds = {bot_pb2.PlayResponse.FromString(raw).WhichOneof("message") for raw in bot.raw}
+    assert kinds == {"welcome", "decision_request"}
+    bot.close()

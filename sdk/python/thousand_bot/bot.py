@@ -101,6 +101,11 @@ class Bot:
         """A card: ``play CARD``, ``marry CARD`` (lead K or Q declaring the marriage), ..."""
         return first_choice(legal)
 
+    def wants_events(self) -> bool:
+        """Whether the server should send match events: by default only when the class
+        overrides :meth:`on_event`, since events are most of the traffic."""
+        return type(self).on_event is not Bot.on_event
+
     def on_event(self, event: dict[str, Any]) -> None:
         """A public event of a match this bot plays (``event["type"]``: ``match_start``,
         ``deal_start``, ``action``, ``trick``, ``deal_end``, ``match_end``)."""

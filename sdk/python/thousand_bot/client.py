@@ -162,6 +162,7 @@ class BotClient:
                     version=self.bot.version,
                     max_concurrent_matches=self.bot.max_concurrent_matches,
                     client=f"thousand-bot-python/{__version__}",
+                    omit_events=not self.bot.wants_events(),
                 )
             )
         )

@@ -26,29 +26,29 @@ _sym_db = _symbol_database.Default()
 from thousand_bot.proto.thousand.v1 import common_pb2 as thousand_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15thousand/v1/bot.proto\x12\x0bthousand.v1\x1a\x18thousand/v1/common.proto\"h\n\x0bPlayRequest\x12#\n\x05hello\x18\x01 \x01(\x0b\x32\x12.thousand.v1.HelloH\x00\x12)\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x15.thousand.v1.DecisionH\x00\x42\t\n\x07message\"\xcb\x01\n\x0cPlayResponse\x12\'\n\x07welcome\x18\x01 \x01(\x0b\x32\x14.thousand.v1.WelcomeH\x00\x12\x38\n\x10\x64\x65\x63ision_request\x18\x02 \x01(\x0b\x32\x1c.thousand.v1.DecisionRequestH\x00\x12(\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x17.thousand.v1.MatchEventH\x00\x12#\n\x05\x65rror\x18\x04 \x01(\x0b\x32\x12.thousand.v1.ErrorH\x00\x42\t\n\x07message\"V\n\x05Hello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x1e\n\x16max_concurrent_matches\x18\x03 \x01(\x05\x12\x0e\n\x06\x63lient\x18\x04 \x01(\t\"H\n\x07Welcome\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x13\n\x0binstance_id\x18\x02 \x01(\t\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\"\xb6\x01\n\x0f\x44\x65\x63isionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12-\n\x0bobservation\x18\x04 \x01(\x0b\x32\x18.thousand.v1.Observation\x12\x15\n\rlegal_actions\x18\x05 \x03(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\x05\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\x05\"E\n\x08\x44\x65\x63ision\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x15\n\rthink_time_us\x18\x03 \x01(\x04\"Q\n\x05\x45rror\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12$\n\x04\x63ode\x18\x03 \x01(\x0e\x32\x16.thousand.v1.ErrorCode*\xa0\x01\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x45RROR_CODE_UNKNOWN_REQUEST\x10\x01\x12\x1f\n\x1b\x45RROR_CODE_MALFORMED_ACTION\x10\x02\x12\x1d\n\x19\x45RROR_CODE_ILLEGAL_ACTION\x10\x03\x12\x17\n\x13\x45RROR_CODE_PROTOCOL\x10\x04\x32M\n\nBotService\x12?\n\x04Play\x12\x18.thousand.v1.PlayRequest\x1a\x19.thousand.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15thousand/v1/bot.proto\x12\x0bthousand.v1\x1a\x18thousand/v1/common.proto\"h\n\x0bPlayRequest\x12#\n\x05hello\x18\x01 \x01(\x0b\x32\x12.thousand.v1.HelloH\x00\x12)\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x15.thousand.v1.DecisionH\x00\x42\t\n\x07message\"\xcb\x01\n\x0cPlayResponse\x12\'\n\x07welcome\x18\x01 \x01(\x0b\x32\x14.thousand.v1.WelcomeH\x00\x12\x38\n\x10\x64\x65\x63ision_request\x18\x02 \x01(\x0b\x32\x1c.thousand.v1.DecisionRequestH\x00\x12(\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x17.thousand.v1.MatchEventH\x00\x12#\n\x05\x65rror\x18\x04 \x01(\x0b\x32\x12.thousand.v1.ErrorH\x00\x42\t\n\x07message\"k\n\x05Hello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x1e\n\x16max_concurrent_matches\x18\x03 \x01(\x05\x12\x0e\n\x06\x63lient\x18\x04 \x01(\t\x12\x13\n\x0bomit_events\x18\x05 \x01(\x08\"H\n\x07Welcome\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x13\n\x0binstance_id\x18\x02 \x01(\t\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\"\xb6\x01\n\x0f\x44\x65\x63isionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12-\n\x0bobservation\x18\x04 \x01(\x0b\x32\x18.thousand.v1.Observation\x12\x15\n\rlegal_actions\x18\x05 \x03(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\x05\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\x05\"E\n\x08\x44\x65\x63ision\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x15\n\rthink_time_us\x18\x03 \x01(\x04\"Q\n\x05\x45rror\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12$\n\x04\x63ode\x18\x03 \x01(\x0e\x32\x16.thousand.v1.ErrorCode*\xa0\x01\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x45RROR_CODE_UNKNOWN_REQUEST\x10\x01\x12\x1f\n\x1b\x45RROR_CODE_MALFORMED_ACTION\x10\x02\x12\x1d\n\x19\x45RROR_CODE_ILLEGAL_ACTION\x10\x03\x12\x17\n\x13\x45RROR_CODE_PROTOCOL\x10\x04\x32M\n\nBotService\x12?\n\x04Play\x12\x18.thousand.v1.PlayRequest\x1a\x19.thousand.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'thousand.v1.bot_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ERRORCODE']._serialized_start=878
-  _globals['_ERRORCODE']._serialized_end=1038
+  _globals['_ERRORCODE']._serialized_start=899
+  _globals['_ERRORCODE']._serialized_end=1059
   _globals['_PLAYREQUEST']._serialized_start=64
   _globals['_PLAYREQUEST']._serialized_end=168
   _globals['_PLAYRESPONSE']._serialized_start=171
   _globals['_PLAYRESPONSE']._serialized_end=374
   _globals['_HELLO']._serialized_start=376
-  _globals['_HELLO']._serialized_end=462
-  _globals['_WELCOME']._serialized_start=464
-  _globals['_WELCOME']._serialized_end=536
-  _globals['_DECISIONREQUEST']._serialized_start=539
-  _globals['_DECISIONREQUEST']._serialized_end=721
-  _globals['_DECISION']._serialized_start=723
-  _globals['_DECISION']._serialized_end=792
-  _globals['_ERROR']._serialized_start=794
-  _globals['_ERROR']._serialized_end=875
-  _globals['_BOTSERVICE']._serialized_start=1040
-  _globals['_BOTSERVICE']._serialized_end=1117
+  _globals['_HELLO']._serialized_end=483
+  _globals['_WELCOME']._serialized_start=485
+  _globals['_WELCOME']._serialized_end=557
+  _globals['_DECISIONREQUEST']._serialized_start=560
+  _globals['_DECISIONREQUEST']._serialized_end=742
+  _globals['_DECISION']._serialized_start=744
+  _globals['_DECISION']._serialized_end=813
+  _globals['_ERROR']._serialized_start=815
+  _globals['_ERROR']._serialized_end=896
+  _globals['_BOTSERVICE']._serialized_start=1061
+  _globals['_BOTSERVICE']._serialized_end=1138
 # @@protoc_insertion_point(module_scope)

@@ -147,6 +147,7 @@ class Hello(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     MAX_CONCURRENT_MATCHES_FIELD_NUMBER: _builtins.int
     CLIENT_FIELD_NUMBER: _builtins.int
+    OMIT_EVENTS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Name of the bot. Optional: the token already names the bot; when given it must match."""
     version: _builtins.str
@@ -155,6 +156,10 @@ class Hello(_message.Message):
     """Most matches this instance plays at the same time; 0 means no limit."""
     client: _builtins.str
     """Name and version of the client library, e.g. `thousand-bot-python/0.1.0`."""
+    omit_events: _builtins.bool
+    """Set to receive no match events on this stream, only decision requests (which carry all
+    a seat needs to decide). Saves most of the traffic for bots that do not follow the match.
+    """
     def __init__(
         self,
         *,
@@ -162,10 +167,11 @@ class Hello(_message.Message):
         version: _builtins.str = ...,
         max_concurrent_matches: _builtins.int = ...,
         client: _builtins.str = ...,
+        omit_events: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "max_concurrent_matches", b"max_concurrent_matches", "name", b"name", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client", b"client", "max_concurrent_matches", b"max_concurrent_matches", "name", b"name", "omit_events", b"omit_events", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
