@@ -188,3 +188,30 @@ def test_sigterm_aborts_matches_that_outlast_the_grace_period(server: Server) ->
     results = [json.loads(line) for line in server.results.read_text().splitlines()]
     assert [(r["match_id"], r["status"]) for r in results] == [(match_id, "aborted")]
     bot.close()
+
+
+def test_metrics_endpoint(tmp_path: Path) -> None:
+    import urllib.request
+
+    s = Server(tmp_path, "--organiser-token", ORGANISER, "--metrics-port", "0")
+    try:
+        url = ""
+        for line in s._lines():
+            found = re.search(r"metrics on (http://\S+)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url
+        _register(s, "metered")
+        bot = RawBot(s.address, None)
+        with pytest.raises(grpc.RpcError):
+            bot.recv_kind("welcome", timeout=10)
+        bot.close()
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            text = reply.read().decode()
+        assert 'grpc_server_handled_total{grpc_code="OK",grpc_method="RegisterBot"' in text
+        assert 'arena_gateway_auth_failures_total{reason="missing_token"} 1.0' in text
+        s.proc.send_signal(signal.SIGTERM)
+        s.rest()
+    finally:
+        s.kill()
