@@ -231,8 +231,6 @@ def test_003_a_player_at_minus_120_may_not_bid() -> None:
     assert len(legal(game)) > 1
 
 
-@pytest.mark.xfail(strict=True, reason="the refusal names a hand limit (220), not the "
-                   "minus_may_not_bid rule that forbids the seat to bid")
 def test_minus_may_not_bid_error_says_why() -> None:
     game = d1(minus_may_not_bid=-120, scores=[0, 0, -120])
     msg = assert_illegal(game, "bid 105", "")
@@ -333,6 +331,7 @@ def test_concede(options: dict[str, Any], actions: list[str], scores: list[int])
     assert game.is_chance
     assert game.scores == scores
     assert deal_result(game)["conceded"] == 1
+    assert game.observation(0)["dealer"] == 0  # 003 l.53: the same dealer deals again
     assert game.observation(0)["bolts"] == [0, 0, 0]  # a conceded deal gives no bolt
 
 
@@ -349,17 +348,14 @@ def test_concede_limit_is_per_player() -> None:
     game.deal(d1_deck(rules, 0, 1))
     apply_all(game, [*AUCTION, "concede"])
     assert game.scores == [60, -100, 60]
-    # Next deal: dealer 1, seat 2 holds the forced 100; seat 1 outbids and may not concede.
-    game.deal(d1_deck(rules, 1, 1))
-    apply_all(game, ["pass", "bid 105", "pass"])
+    # The same dealer deals again: seat 1 holds the forced 100 and may not concede.
+    game.deal(d1_deck(rules, 0, 1))
+    apply_all(game, AUCTION)
     assert game.observation(1)["declarer"] == 1
     assert "concede" not in legal(game)
     assert_illegal(game, "concede", "concede")
 
 
-@pytest.mark.xfail(strict=True, reason="003 l.53: after a concession 'the dealer shuffles "
-                   "and deals again' (сдатчик вновь тасует и раздает); the engine passes "
-                   "the deal to the next dealer")
 def test_003_after_a_concession_the_same_dealer_deals_again() -> None:
     game = d1()
     apply_all(game, [*AUCTION, "concede"])
@@ -402,8 +398,9 @@ def test_003_golden_round_dealer_plays_120_and_everything_counts_double() -> Non
     assert (obs["declarer"], obs["contract"]) == (1, 120)
     assert next(e for e in game.events if e.get("auto"))["action"] == "bid 120"
     apply_all(game, GIVES)
-    assert game.phase_name == "play"
-    apply_all(game, D1_TRICKS)
+    # 003 l.104: the golden-round declarer may raise.
+    assert legal(game)[0] == "contract 120" and "contract 125" in legal(game)
+    apply_all(game, ["contract 120", *D1_TRICKS])
     assert game.scores == [30, 240, 0]
     # The next deal is golden too (3 deals for 3 players): dealer 2 plays 120.
     assert game.observation(0)["dealer"] == 2
@@ -421,9 +418,6 @@ def test_golden_round_ends_after_one_round() -> None:
     assert game.phase_name == "auction"
 
 
-@pytest.mark.xfail(strict=True, reason="003 l.104: 'the player may raise the bid during "
-                   "the golden round' (Игрок может увеличить свою ставку во время золотого "
-                   "кона); the engine skips the contract step in the golden round")
 def test_003_golden_round_declarer_may_raise() -> None:
     game = d1(dealer=1, golden_round=True)
     apply_all(game, GIVES)
@@ -492,8 +486,6 @@ def test_003_blind_bid_only_from_a_score() -> None:
     assert game.phase_name == "blind"
 
 
-@pytest.mark.xfail(strict=True, reason="000 l.19: forehand bids blind 'without looking at "
-                   "the cards'; in the blind phase observation(forehand) still shows the hand")
 def test_000_blind_choice_is_made_without_seeing_the_hand() -> None:
     game = d1(blind_bid=True)
     assert game.phase_name == "blind"

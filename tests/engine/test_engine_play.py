@@ -160,9 +160,6 @@ def test_marriage_needs_both_cards_and_the_lead() -> None:
     assert_illegal(game, "marry KH", "seat 1 does not hold KH")
 
 
-@pytest.mark.xfail(strict=True, reason="a follower's 'marry QC' (holding KC QC, clubs led) "
-                   "is refused with 'must follow the led suit (clubs)' although QC is a club: "
-                   "the reason is that marriages are declared only when leading")
 def test_marriage_when_following_says_why() -> None:
     game = d3()
     apply_all(game, ["marry KH", "play 9C", "play 9H", "play AC"])
@@ -247,9 +244,6 @@ def test_003_only_the_declarer_of_trumps_may_not_lead_them() -> None:
     assert plays_only(game) == ["play TC", "play TS", "play AS", "play QD"]
 
 
-@pytest.mark.xfail(strict=True, reason="with trump_lead_restricted the refusal of a trump "
-                   "lead says '(the king and queen of one suit are needed)' instead of "
-                   "naming the trump-lead rule")
 def test_trump_lead_restriction_says_why() -> None:
     game = d1(trump_lead_restricted=True)
     apply_all(game, [*D1_START, *D1_TRICKS[:6]])
@@ -327,15 +321,15 @@ def test_003_four_aces_score_200_and_are_led_one_after_another() -> None:
     assert legal(game) == ["play AC", "play AH", "play AD"]
     assert_illegal(game, "play KC", "after declaring the aces, the aces are led one after "
                    "another")
-    apply_all(game, ["play AH", "play TS", "play 9H", "play AC", "play TC", "play JH",
-                     "play AD", "play QD", "play JD"])
-    assert game.to_act == 1
-    assert "marry KC" in legal(game)  # all four aces led: free again
+    apply_all(game, ["play AC", "play JC", "play 9H", "play AD", "play QD", "play JD"])
+    assert game.to_act == 1 and legal(game) == ["play AH"]
+    # Spades are trump (the first ace): seat 2, void in hearts, must trump and wins.
+    apply_all(game, ["play AH"])
+    assert legal(game) == ["play JS", "play QS", "play KS", "play TS"]
+    apply_all(game, ["play KS", "play TH"])
+    assert game.events[-1]["winner"] == 2
 
 
-@pytest.mark.xfail(strict=True, reason="003 l.129-130: with the ace marriage 'the trump "
-                   "becomes the suit of the first ace laid' (козырной мастью ... становится "
-                   "масть первого выложенного туза); the engine sets no trump")
 def test_003_four_aces_make_the_first_ace_suit_trump() -> None:
     game = deal("classic", D11, "QD KD TD", ace_marriage=200, marriage_needs_trick=False)
     apply_all(game, [*D11_START, "aces AS"])
@@ -391,9 +385,6 @@ def test_003_501_marriage_scores_80_for_hearts() -> None:
     assert game.observation(0)["marriages"] == [[1, "H", 80]]
 
 
-@pytest.mark.xfail(strict=True, reason="003 l.184: in 501 'the trump suit does not change "
-                   "during the play' (В ходе розыгрыша козырная масть не меняется); a "
-                   "declared marriage still changes the trump named after the talon")
 def test_003_501_trump_never_changes() -> None:
     game = d1_501()
     apply_all(game, ["pass", "pass", "give 9D 2", "give JD 0", "contract 100", "trump S",

@@ -152,10 +152,8 @@ def check_hidden(game: Game, declarers: set[int]) -> None:
     hands = [set(cards_str(game.hands[s])) for s in range(game.n)]
     for a in range(game.n):
         obs = game.observation(a)
-        if game.phase_name != "blind" and a != game.blind_seat:
-            assert obs["hand"] == cards_str(game.hands[a])
-        if a == game.blind_seat:
-            assert obs["hand"] == []
+        blind = a == game.blind_seat or (game.phase_name == "blind" and a == game.to_act)
+        assert obs["hand"] == ([] if blind else cards_str(game.hands[a]))
         talon = set(obs["talon"])
         given = {(c, t) for c, t in obs["given"]}
         visible = set(obs["hand"]) | talon | {c for c, _ in given} | set(obs["received"])
@@ -174,7 +172,13 @@ def check_hidden(game: Game, declarers: set[int]) -> None:
         if game.crawl:
             for s, c in obs["trick"]:
                 assert (c == "XX") == (s != a)
-    for ev in game.events:
+    events = game.events
+    if game.crawl:
+        start = max(i for i, e in enumerate(events) if e["type"] == "deal_start")
+        for s, c in game.trick:
+            assert not [e for e in events[start:] if e.get("seat") == s
+                        and e.get("action") == f"play {CARD_NAMES[c]}"], "face-down card shown"
+    for ev in events:
         if ev["type"] == "action":
             kind = ev["action"].split()[0]
             if kind in ("give", "discard", "bank", "crawl"):
