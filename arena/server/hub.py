@@ -180,7 +180,7 @@ class BotHub:
             conn = self._bindings.pop(key)
             conn.matches.discard(match_id)
             self._wake(conn.bot)
-        for key in [k for k in self._encoders if k[1] == match_id]:
+        for key in [k for k in self._last_event if k[1] == match_id]:
             self._encoders.pop(key, None)
             self._last_event.pop(key, None)
 
