@@ -93,7 +93,7 @@ def play_and_store(match_json: str | JSON, db_url: str, routing_url: str | None 
     rec = play_record(match, routing_url)
     if not storable(rec):
         return {**rec.summary_json(), "played": True, "written": False}
-    stored, wrote = store.insert_result(rec)
+    stored, wrote = store.insert_result(rec, with_replay=False)
     return {**stored.summary_json(), "played": True, "written": wrote}
 
 
@@ -160,7 +160,7 @@ class InlineExecutor(Executor):
             except Exception as exc:
                 raise ExecutorError(f"match {m.index} ({m.match_id}) failed: {exc}") from exc
             if storable(rec):
-                stored, _ = store.insert_result(rec)
+                stored, _ = store.insert_result(rec, with_replay=False)
                 on_result(stored)
 
 
@@ -212,7 +212,7 @@ class LocalExecutor(Executor):
                             f"match {m.index} ({m.match_id}) failed: {exc}"
                         ) from exc
                     if storable(rec):
-                        stored, _ = store.insert_result(rec)
+                        stored, _ = store.insert_result(rec, with_replay=False)
                         on_result(stored)
         except BaseException:
             for fut in in_flight:

@@ -6,6 +6,7 @@ has a row is never played again.  Stopping (Ctrl-C) loses at most the matches in
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import threading
@@ -192,7 +193,8 @@ def run_tournament(
 
         def on_result(rec: ResultRecord) -> None:
             nonlocal played
-            done[rec.match_id] = rec
+            # Keep the light row only: replays of a long run would not fit in memory.
+            done[rec.match_id] = dataclasses.replace(rec, replay=None) if rec.replay else rec
             played += 1
             progress.advance()
             if gauges:

@@ -268,8 +268,14 @@ class ResultStore:
 
     # -- results -----------------------------------------------------------------------
 
-    def insert_result(self, rec: ResultRecord) -> tuple[ResultRecord, bool]:
-        """Insert if absent; return the stored row and whether this call wrote it."""
+    def insert_result(
+        self, rec: ResultRecord, *, with_replay: bool = True
+    ) -> tuple[ResultRecord, bool]:
+        """Insert if absent; return the stored row and whether this call wrote it.
+
+        When another writer got there first, the row returned is theirs, read back
+        (``with_replay=False`` skips reading its replay).
+        """
         values = (
             rec.match_id,
             rec.tournament,
@@ -301,9 +307,10 @@ class ResultStore:
         )
         if rows:
             self._execute("DELETE FROM failures WHERE match_id = ?", (rec.match_id,))
-        stored = self.get(rec.match_id, with_replay=True)
+            return rec, True
+        stored = self.get(rec.match_id, with_replay=with_replay)
         assert stored is not None
-        return stored, bool(rows)
+        return stored, False
 
     # -- round plans (league) ------------------------------------------------------------
 
