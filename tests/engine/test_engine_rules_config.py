@@ -76,7 +76,7 @@ def test_all_options_listed_with_a_source_and_help() -> None:
 def test_rules_are_immutable() -> None:
     rules = Rules.preset("classic")
     with pytest.raises(AttributeError):
-        rules.target = 5  # type: ignore[misc]
+        rules.target = 5
 
 
 def test_estonian_layout_follows_the_player_count() -> None:
