@@ -405,6 +405,16 @@ class Game:
         self.records[-1].result = {"redeal": reason}
         self.phase = CHANCE
         self.to_act = None
+        limit = self.rules.max_deals
+        if limit is not None and self.deal_index >= limit:
+            # Redeals count toward the bound: passing players cannot stall a game forever.
+            self._end_at_limit()
+
+    def _end_at_limit(self) -> None:
+        top = max(self.scores)
+        self.winners = [s for s in range(self.n) if self.scores[s] == top]
+        self.phase = OVER
+        self.to_act = None
 
     def _after_deal(self) -> None:
         r = self.rules
@@ -1232,7 +1242,7 @@ class Game:
         rec.events.append(("deal_end", tuple(deltas), tuple(self.scores), d, self.contract,
                            contract_made))
         self.deals_played += 1
-        if not winners and r.max_deals is not None and self.deals_played >= r.max_deals:
+        if not winners and r.max_deals is not None and self.deal_index >= r.max_deals:
             top = max(self.scores)
             winners = [s for s in range(n) if self.scores[s] == top]
         if winners:

@@ -262,8 +262,8 @@ OPTIONS: tuple[Option, ...] = (
     _o("target", "int", 1000, "the score that wins the game (German: 1001)", SRC_ALL,
        low=1, high=100_000),
     _o("max_deals", "int", None,
-       "end the game after this many deals even if nobody reached the target; the "
-       "highest total wins (keeps tournament games bounded)", "arena", low=1, high=100_000,
+       "end the game after this many deals (redeals included) even if nobody reached the "
+       "target; the highest total wins (keeps tournament games bounded)", "arena", low=1, high=100_000,
        nullable=True),
     _o("win_above_target", "bool", False,
        "the game is won only by going above the target", SRC_RU_OPT),
