@@ -232,7 +232,9 @@ class CeleryExecutor(Executor):
     Completion is read from the results store, not from Celery's result backend: a task
     re-delivered after a worker died still ends as one row, and the scheduler need not
     know which delivery won.  Task ids are fresh per send, so a match re-sent by a resumed
-    tournament is never mistaken for a revoked task of the stopped run.
+    tournament is never mistaken for a revoked task of the stopped run.  At most
+    ``window`` matches are queued at a time and more are sent as results arrive, so a
+    huge tournament neither fills the broker's memory nor leaves much to revoke on a stop.
     """
 
     name = "celery"
@@ -244,14 +246,16 @@ class CeleryExecutor(Executor):
         queue: str = "arena",
         poll_s: float = 0.25,
         ping_timeout: float = 2.0,
+        window: int = 2000,
     ) -> None:
         from workers.app import make_app
 
         self.app = make_app(broker=broker)
         self.queue = queue
+        self.window = max(1, window)
         self.poll_s = poll_s
         self.ping_timeout = ping_timeout
-        self._sent: list[str] = []
+        self._sent: dict[str, str] = {}  # match id -> task id, for matches without a result
         self._warned = False
 
     def workers_alive(self) -> int:
@@ -282,25 +286,30 @@ class CeleryExecutor(Executor):
                 self.queue,
                 self.app.conf.broker_url,
             )
-        self._sent = []
+        self._sent = {}
         store.clear_failures(tournament)
+        by_id = {m.match_id: m for m in todo}
+        waiting: set[str] = set()  # sent, no result yet
+        pos = 0
         try:
-            for m in todo:
-                task_id = f"{m.match_id}-{uuid.uuid4().hex[:12]}"
-                self.app.send_task(
-                    self.TASK, args=[m.dumps(), db_url], queue=self.queue, task_id=task_id
-                )
-                self._sent.append(task_id)
-            waiting = {m.match_id for m in todo}
-            by_id = {m.match_id: m for m in todo}
-            while waiting:
+            while pos < len(todo) or waiting:
+                while pos < len(todo) and len(waiting) < self.window:
+                    m = todo[pos]
+                    pos += 1
+                    task_id = f"{m.match_id}-{uuid.uuid4().hex[:12]}"
+                    self.app.send_task(
+                        self.TASK, args=[m.dumps(), db_url], queue=self.queue, task_id=task_id
+                    )
+                    self._sent[m.match_id] = task_id
+                    waiting.add(m.match_id)
                 time.sleep(self.poll_s)
                 now_done = store.done_ids(tournament) & waiting
+                waiting -= now_done
                 for mid in sorted(now_done, key=lambda i: by_id[i].index):
+                    self._sent.pop(mid, None)
                     rec = store.get(mid)
                     if rec is not None:
                         on_result(rec)
-                waiting -= now_done
                 failed = {k: v for k, v in store.failures(tournament).items() if k in waiting}
                 if failed:
                     mid, (error, worker) = min(failed.items(), key=lambda kv: by_id[kv[0]].index)
@@ -316,10 +325,10 @@ class CeleryExecutor(Executor):
         if not self._sent:
             return
         try:
-            self.app.control.revoke(self._sent)
+            self.app.control.revoke(list(self._sent.values()))
         except Exception as exc:  # the broker may be the reason we are stopping
             log.warning("could not revoke queued tasks: %s", exc)
-        self._sent = []
+        self._sent = {}
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

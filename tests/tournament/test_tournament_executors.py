@@ -81,7 +81,7 @@ def test_same_results_on_every_executor_and_worker_count(
     runs["celery-1"] = fingerprint(spec)
     start_worker("b", pool="solo", env=paced)
     spec = spec_at(tmp_path / "celery2.sqlite3")
-    run_with(spec, CeleryExecutor(broker=broker, poll_s=0.05))
+    run_with(spec, CeleryExecutor(broker=broker, poll_s=0.05, window=4))
     runs["celery-2"] = fingerprint(spec)
     with ResultStore(spec.db) as store:
         workers = {r.worker for r in store.iter_results(spec.name)}
