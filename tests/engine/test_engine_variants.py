@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from engine_support import (
     D1_DECL,
     D1_LEFT,
@@ -17,6 +18,7 @@ from engine_support import (
     deal_result,
     deck_for,
     legal,
+    play_first,
     plays_only,
     resume,
 )
@@ -427,3 +429,20 @@ def test_004_four_players_use_32_cards() -> None:
     assert obs["active"] == [1, 2, 3, 0] and obs["hand_sizes"] == [8, 8, 8, 8]
     every = sorted(c for s in range(4) for c in game.observation(s)["hand"])
     assert len(every) == 32 and "7C" in every and "8D" in every
+
+
+@pytest.mark.xfail(strict=True, reason="a talon sold after a blind contract keeps the blind "
+                   "flag: the buyer, who bid with its hand in view, scores its contract "
+                   "double (000 l.19 doubles only the blind bidder's own result)")
+def test_buying_a_blind_declarers_talon_is_not_blind() -> None:
+    game = est()
+    apply_all(game, ["blind 100", "pass", "pass", "sell", "buy 105", "pass"])
+    assert game.observation(0)["declarer"] == 2
+    assert game.observation(0)["blind"] is False
+    apply_all(game, [legal(game)[0]])
+    apply_all(game, [legal(game)[0]])
+    play_first(game)
+    res = deal_result(game)
+    assert res["blind"] is False
+    # Seat 2 was dealt the four nines: +100 on top of its contract.
+    assert res["deltas"][2] == (105 if res["made"] else -105) + 100
