@@ -276,3 +276,29 @@ def resume(
     if bolts is not None:
         game.bolts[:] = list(bolts)
     return game
+
+
+def d1_auction(game: Game, decl: int) -> list[str]:
+    """The auction that makes ``decl`` the declarer at a three-handed table with the
+    forced 100: forehand's 100 stands, or ``decl`` outbids it with 105 and the others
+    pass."""
+    order = seat_order(game.rules, game.dealer)
+    forehand = order[0]
+    if decl == forehand:
+        return ["pass", "pass"]
+    if order[1] == decl:
+        return ["bid 105", "pass", "pass"]
+    return ["pass", "bid 105", "pass"]
+
+
+def play_d1(game: Game, decl: int, contract: int | None = None, *,
+            tricks: list[str] = D1_TRICKS) -> None:
+    """Deal D1 with ``decl`` as the declarer and play it out (contract at least the bid)."""
+    rules = game.rules
+    dealer = game.dealer
+    game.deal(d1_deck(rules, dealer, decl))
+    auction = d1_auction(game, decl)
+    bid = 100 if len(auction) == 2 else 105
+    apply_all(game, [*auction, *d1_gives(rules, dealer, decl),
+                     f"contract {max(bid, contract or bid)}", *tricks])
+    assert game.is_chance or game.is_over

@@ -17,36 +17,12 @@ from engine_support import (
     d1_deck,
     d1_gives,
     deck_for,
+    play_d1,
     plays_only,
     resume,
-    seat_order,
 )
 
 from arena.engine import Game, Rules
-
-
-def d1_auction(game: Game, decl: int) -> list[str]:
-    """The auction that makes ``decl`` the declarer: the forced 100 of forehand stands,
-    or ``decl`` outbids it with 105 and everybody else passes."""
-    order = seat_order(game.rules, game.dealer)
-    forehand = order[0]
-    if decl == forehand:
-        return ["pass", "pass"]
-    if order[1] == decl:
-        return ["bid 105", "pass", "pass"]
-    return ["pass", "bid 105", "pass"]
-
-
-def play_d1(game: Game, decl: int, contract: int | None = None, *,
-            tricks: list[str] = D1_TRICKS) -> None:
-    rules = game.rules
-    dealer = game.dealer
-    game.deal(d1_deck(rules, dealer, decl))
-    auction = d1_auction(game, decl)
-    bid = 100 if len(auction) == 2 else 105
-    apply_all(game, [*auction, *d1_gives(rules, dealer, decl),
-                     f"contract {max(bid, contract or bid)}", *tricks])
-    assert game.is_chance or game.is_over
 
 
 def new(scores: list[int], sitting: tuple[int, ...] = (), tries: int | None = None,

@@ -25,6 +25,7 @@ from engine_support import (
     deal_result,
     deck_for,
     legal,
+    play_d1,
     resume,
 )
 
@@ -149,6 +150,23 @@ def test_d1_public_points_and_tricks() -> None:
     assert [t["points"] for t in tricks] == [13, 6, 21, 5, 16, 18, 24, 17]
     assert game.events[-1]["type"] == "deal_end"
     assert game.events[-1]["deltas"] == [15, 100, 0]
+
+
+@pytest.mark.parametrize(("consecutive", "seat2"), [(False, -120), (True, 0)])
+def test_003_bolts_in_a_row_only(consecutive: bool, seat2: int) -> None:
+    """003 l.123/125: three bolts in a row, or any three (here every second bolt).
+
+    Deal 1: seat 2 takes no trick (bolt); deal 2: seat 2 declares and takes tricks;
+    deal 3: seat 2 again takes nothing.  In a row: the count restarted, no penalty.
+    """
+    game = Game(Rules.preset("classic", bolt_every=2, bolt_consecutive=consecutive), seed="b")
+    play_d1(game, 1)  # seat 2 is L: bolt
+    assert game.bolts[2] == 1
+    play_d1(game, 2)  # dealer 1: seat 2 is forehand and declarer
+    assert game.bolts[2] == (0 if consecutive else 1)
+    before = game.scores[2]
+    play_d1(game, 1)  # dealer 2: seat 1 outbids, seat 2 is L again
+    assert game.scores[2] - before == seat2
 
 
 # --------------------------------------------------------------------------- auction

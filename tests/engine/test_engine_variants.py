@@ -109,6 +109,32 @@ def test_two_players_bid_max_300() -> None:
     assert legal(game)[-2:] == ["contract 300", "concede"]
 
 
+def test_003_two_players_take_a_talon_and_give_one_card() -> None:
+    # l.207-208: the declarer takes a talon, gives one card to the opponent, then bids.
+    game = deal("two-player", D5, D5_TALONS, exchange="give")
+    apply_all(game, ["pass", "talon 2"])
+    hand = game.observation(1)["hand"]
+    assert legal(game) == ["concede", *[f"give {c} 0" for c in hand]]
+    apply_all(game, ["give KC 0"])
+    assert game.phase_name == "contract"
+    assert game.observation(0)["hand_sizes"] == [11, 11]
+
+
+# A declarer who takes no trick but scores its discards (QH TD: 13 points); seat 0 takes
+# every trick: 120 - 13 - the spare talon KD QD (7) = 100.
+WEAK = {1: "9C JC 9S JS 9H JH 9D JD QC QS", 0: "AC TC KC AS TS KS AH TH KH AD"}
+
+
+@pytest.mark.parametrize(("bolt_on", "declarer"), [("no-trick", -220), ("no-points", -100)])
+def test_bolt_on_no_trick_or_no_point(bolt_on: str, declarer: int) -> None:
+    game = deal("two-player", WEAK, ["QH TD", "KD QD"], bolt_on=bolt_on, bolt_every=1)
+    apply_all(game, ["pass", "talon 1", "discard TD", "discard QH", "contract 100"])
+    play_first(game)
+    assert game.observation(0)["tricks_taken"] == [10, 0]
+    assert game.observation(0)["points_taken"] == [100, 13]
+    assert game.scores == [100, declarer]
+
+
 # D6b (two-player-9): seat 1 takes talon 2 (QH KH KD), gives KD to seat 0 and KC to the
 # bank, which also holds the spare talon QC QS KS (14 points in all).  Seat 0 wins the
 # last trick (TD over 9D) and with it the bank: 10 + 14 = 24 -> 25.  Seat 1 takes 96 and
