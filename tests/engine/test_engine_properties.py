@@ -362,3 +362,118 @@ def test_games_without_a_deal_limit_end_at_the_target(
             game.apply(sober_choice(game, rng))
     assert game.winners and all(game.scores[s] >= 250 for s in game.winners)
     assert game.ranking().index(1) in game.winners
+
+
+# --------------------------------------------------------------------------- an oracle
+
+RANK_ORDER = "789JQKTA"
+POINTS = {"7": 0, "8": 0, "9": 0, "J": 2, "Q": 3, "K": 4, "T": 10, "A": 11}
+
+
+def trick_winner(cards: list[tuple[int, str]], trump: str | None) -> int:
+    """The seat that wins a trick, from the rules of 1000 alone."""
+    led = cards[0][1][1]
+    trumps = [(s, c) for s, c in cards if trump is not None and c[1] == trump]
+    pool = trumps or [(s, c) for s, c in cards if c[1] == led]
+    return max(pool, key=lambda sc: RANK_ORDER.index(sc[1][0]))[0]
+
+
+def round5(x: int) -> int:
+    return (x + 2) // 5 * 5
+
+
+def oracle_check(game: Game) -> None:
+    """Re-derive a finished deal from its public events: every trick's winner and points,
+    the marriages, and (for plain scoring rules) every seat's score change."""
+    r = game.rules
+    events = game.events
+    start = max(i for i, e in enumerate(events) if e["type"] == "deal_start")
+    deal = events[start:]
+    trump: str | None = None
+    taken = [0] * game.n
+    marriages = [0] * game.n
+    last = -1
+    declarer = game.declarer
+    for e in deal:
+        if e["type"] == "action" and e["action"].startswith("trump "):
+            trump = e["action"].split()[1]
+        elif e["type"] == "marriage":
+            if e["kind"] in ("marriage", "half", "aces") and not r.fixed_trump:
+                trump = e["suit"]
+            suit = "CSHD".index(e["suit"])
+            value = {"marriage": r.marriage_values[suit],
+                     "half": r.marriage_values[suit] // 2,
+                     "aces": r.ace_marriage, "nines": r.nines_marriage}[e["kind"]]
+            if r.marriage_declarer_only and e["seat"] != declarer:
+                value = 0
+            assert e["points"] == value, e
+            marriages[e["seat"]] += value
+        elif e["type"] == "trick":
+            cards = [(s, c) for s, c in e["cards"]]
+            assert e["winner"] == trick_winner(cards, trump), (e, trump)
+            assert e["points"] == sum(POINTS[c[0]] for _, c in cards)
+            taken[e["winner"]] += e["points"]
+            last = e["winner"]
+    end = deal[-1]
+    if end["type"] != "deal_end" or game.records[-1].result is None:
+        return
+    res = game.records[-1].result
+    if "conceded" in res:
+        return
+    # Cards counted outside the tricks.
+    if declarer >= 0:
+        taken[declarer] += mask_points(game.discards)
+    taken[last] += mask_points(game.bank)
+    if r.spare_talon == "last-trick":
+        taken[last] += mask_points(game.spare)
+    assert taken == game.observation(0)["points_taken"]
+    raw = [taken[s] + marriages[s] for s in range(game.n)]
+    assert raw == res["points"]
+    want = [0] * game.n
+    made = False
+    for s in game.active:
+        pts = round5(raw[s]) if r.rounding else raw[s]
+        if s == declarer:
+            cmp = pts if r.round_before_compare else raw[s]
+            made = cmp >= game.contract
+            mult = r.blind_multiplier if res["blind"] else 1
+            want[s] = (game.contract if made else -game.contract) * mult
+        elif declarer < 0 or r.opponents_score:
+            want[s] = pts
+    assert made == res["made"]
+    assert want == res["deltas"], (want, res)
+
+
+def plain_scoring(config: tuple[str, dict[str, Any]]) -> Rules:
+    """The configuration with the scoring extras off, so deal deltas follow the oracle."""
+    preset, options = config
+    opts = {**options, "barrel": None, "bolts": False, "dump_truck": "off",
+            "golden_round": False, "virgin_bonus": 0, "max_deals": 4}
+    if opts.get("barrel_mode") == "talon":
+        opts["barrel_mode"] = "hold"
+    if Rules.preset(preset, **options).four_nines == "points":
+        opts["four_nines"] = "none"
+    if "sitter_scores_talon" in opts:
+        opts["sitter_scores_talon"] = False
+    return Rules.preset(preset, **opts)
+
+
+@settings(max_examples=500, deadline=None)
+@given(config=CONFIG, seed=SEED, policy=POLICY)
+def test_tricks_and_scores_match_an_independent_oracle(
+    config: tuple[str, dict[str, Any]], seed: str, policy: int
+) -> None:
+    rules = plain_scoring(config)
+    game = Game(rules, seed=seed)
+    rng = random.Random(policy)
+    checked = 0
+    while not game.is_over:
+        if game.is_chance:
+            game.deal()
+            continue
+        acts = game.legal_actions()
+        game.apply(acts[rng.randrange(len(acts))])
+        if game.is_chance or game.is_over:
+            oracle_check(game)
+            checked += 1
+    assert checked
