@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import json
 import logging
 import multiprocessing
 import os
@@ -97,20 +96,9 @@ def play_and_store(match_json: str | JSON, db_url: str, routing_url: str | None 
     return {**stored.summary_json(), "played": True, "written": wrote}
 
 
-def _play_in_subprocess(match_json: str, routing_url: str | None) -> str:
+def _play_in_subprocess(match_json: str, db_url: str, routing_url: str | None) -> JSON:
     """Entry point of the local pool (top-level, so a spawned process can import it)."""
-    rec = play_record(ScheduledMatch.loads(match_json), routing_url)
-    return json.dumps(_record_to_json(rec))
-
-
-def _record_to_json(rec: ResultRecord) -> JSON:
-    from dataclasses import asdict
-
-    return asdict(rec)
-
-
-def _record_from_json(data: JSON) -> ResultRecord:
-    return ResultRecord(**data)
+    return play_and_store(match_json, db_url, routing_url)
 
 
 def absolute_db_url(url: str) -> str:
@@ -165,12 +153,14 @@ class InlineExecutor(Executor):
 
 
 class LocalExecutor(Executor):
-    """A pool of spawned processes on this machine; the parent writes results.
+    """A pool of spawned processes on this machine, each playing and storing its matches.
 
-    Spawned (not forked) children start clean: no inherited database connection, event
-    loop or Redis socket, and the same behaviour on every platform.  Only a bounded number
-    of matches is in flight, so a tournament of a million matches does not queue a million
-    futures.
+    Children write their own results, exactly as Celery workers do: the replay (tens of
+    kB) never travels through the parent, which would otherwise become the bottleneck
+    of the pool.  Spawned (not forked) children start clean: no inherited database
+    connection, event loop or Redis socket, and the same behaviour on every platform.
+    Only a bounded number of matches is in flight, so a tournament of a million matches
+    does not queue a million futures.
     """
 
     name = "local"
@@ -192,8 +182,16 @@ class LocalExecutor(Executor):
     ) -> None:
         done = store.done_ids(matches[0].tournament) if matches else set()
         todo = [m for m in matches if m.match_id not in done]
+        if not todo:
+            return
+        if store.kind == "sqlite" and parse_db_url(store.url)[1] == ":memory:":
+            raise ExecutorError(
+                "the local pool cannot share an in-memory database: use a file or the "
+                "inline executor"
+            )
+        db_url = absolute_db_url(store.url)
         pool = self._get_pool()
-        in_flight: dict[cf.Future[str], ScheduledMatch] = {}
+        in_flight: dict[cf.Future[JSON], ScheduledMatch] = {}
         limit = self.workers * 4
         pos = 0
         try:
@@ -201,18 +199,19 @@ class LocalExecutor(Executor):
                 while pos < len(todo) and len(in_flight) < limit:
                     m = todo[pos]
                     pos += 1
-                    in_flight[pool.submit(_play_in_subprocess, m.dumps(), self.routing_url)] = m
+                    fut = pool.submit(_play_in_subprocess, m.dumps(), db_url, self.routing_url)
+                    in_flight[fut] = m
                 finished, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
                 for fut in sorted(finished, key=lambda f: in_flight[f].index):
                     m = in_flight.pop(fut)
                     try:
-                        rec = _record_from_json(json.loads(fut.result()))
+                        fut.result()
                     except Exception as exc:
                         raise ExecutorError(
                             f"match {m.index} ({m.match_id}) failed: {exc}"
                         ) from exc
-                    if storable(rec):
-                        stored, _ = store.insert_result(rec, with_replay=False)
+                    stored = store.get(m.match_id)
+                    if stored is not None:  # None: the match was aborted, not a result
                         on_result(stored)
         except BaseException:
             for fut in in_flight:
@@ -256,11 +255,12 @@ class CeleryExecutor(Executor):
         self.poll_s = poll_s
         self.ping_timeout = ping_timeout
         self._sent: dict[str, str] = {}  # match id -> task id, for matches without a result
-        self._warned = False
+        self._checked = False
 
-    def workers_alive(self) -> int:
+    def workers_alive(self, *, limit: int | None = None) -> int:
+        """Workers answering a ping; with ``limit`` it returns as soon as that many did."""
         try:
-            replies = self.app.control.ping(timeout=self.ping_timeout)
+            replies = self.app.control.ping(timeout=self.ping_timeout, limit=limit)
         except Exception as exc:
             log.warning("cannot reach the Celery broker: %s", exc)
             return 0
@@ -277,15 +277,16 @@ class CeleryExecutor(Executor):
         if not todo:
             return
         db_url = absolute_db_url(store.url)
-        if not self._warned and self.workers_alive() == 0:
-            self._warned = True
-            log.warning(
-                "no Celery worker answered on %s; matches wait in queue '%s' until one starts "
-                "(arena worker --broker %s)",
-                self.app.conf.broker_url,
-                self.queue,
-                self.app.conf.broker_url,
-            )
+        if not self._checked:
+            self._checked = True
+            if self.workers_alive(limit=1) == 0:
+                log.warning(
+                    "no Celery worker answered on %s; matches wait in queue '%s' until one starts "
+                    "(arena worker --broker %s)",
+                    self.app.conf.broker_url,
+                    self.queue,
+                    self.app.conf.broker_url,
+                )
         self._sent = {}
         store.clear_failures(tournament)
         by_id = {m.match_id: m for m in todo}

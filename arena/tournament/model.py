@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arena.referee.types import JSON, MatchResult, MatchSpec
@@ -116,7 +116,8 @@ class ResultRecord:
         finished_at: float,
         worker: str,
     ) -> ResultRecord:
-        data = result.to_json()
+        # Not result.to_json(): dataclasses.asdict deep-copies the whole replay, which
+        # costs more than a short match.
         return cls(
             match_id=match.match_id,
             tournament=match.tournament,
@@ -130,7 +131,7 @@ class ResultRecord:
             scores=[int(s) for s in result.scores],
             ranks=[int(r) for r in result.ranks],
             deals=int(result.deals),
-            seat_stats=list(data["seat_stats"]),
+            seat_stats=[asdict(s) for s in result.seat_stats],
             forfeit_seat=result.forfeit_seat,
             duration_s=float(result.duration_s),
             finished_at=finished_at,

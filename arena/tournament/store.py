@@ -15,6 +15,7 @@ import os
 import sqlite3
 import threading
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,7 @@ _SCHEMA = (
         duration_s DOUBLE PRECISION NOT NULL,
         finished_at DOUBLE PRECISION NOT NULL,
         worker TEXT NOT NULL,
-        replay TEXT
+        replay {BLOB}
     )""",
     "CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches (tournament, idx)",
     """CREATE TABLE IF NOT EXISTS round_plans (
@@ -177,7 +178,7 @@ class ResultStore:
             conn.execute("PRAGMA synchronous = NORMAL")
             self._conn = conn
             for stmt in _SCHEMA:
-                self._execute(stmt)
+                self._execute(stmt.replace("{BLOB}", "BLOB"))
         else:
             import psycopg
 
@@ -195,7 +196,7 @@ class ResultStore:
             # Two workers starting at once may race on CREATE TABLE IF NOT EXISTS.
             for stmt in _SCHEMA:
                 with contextlib.suppress(psycopg.errors.UniqueViolation):
-                    self._execute(stmt)
+                    self._execute(stmt.replace("{BLOB}", "BYTEA"))
 
     def close(self) -> None:
         with self._lock:
@@ -297,7 +298,7 @@ class ResultStore:
             rec.duration_s,
             rec.finished_at,
             rec.worker,
-            None if rec.replay is None else _dump(rec.replay),
+            None if rec.replay is None else pack_replay(rec.replay),
         )
         placeholders = ", ".join("?" for _ in _COLUMNS)
         rows = self._execute(
@@ -389,6 +390,16 @@ class ResultStore:
             yield _record(cols, row)
 
 
+def pack_replay(replay: JSON) -> bytes:
+    """Replays are repetitive JSON (tens of kB a game): zlib makes them several times smaller."""
+    return zlib.compress(_dump(replay).encode("utf-8"), 6)
+
+
+def unpack_replay(data: bytes | memoryview) -> JSON:
+    replay: JSON = json.loads(zlib.decompress(bytes(data)).decode("utf-8"))
+    return replay
+
+
 def _record(cols: Sequence[str], row: Sequence[Any]) -> ResultRecord:
     d = dict(zip(cols, row, strict=True))
     replay = d.get("replay")
@@ -410,7 +421,7 @@ def _record(cols: Sequence[str], row: Sequence[Any]) -> ResultRecord:
         duration_s=float(d["duration_s"]),
         finished_at=float(d["finished_at"]),
         worker=d["worker"],
-        replay=json.loads(replay) if replay else None,
+        replay=unpack_replay(replay) if replay else None,
     )
 
 
