@@ -241,3 +241,14 @@ def test_legal_action_counts_match_the_golden_file() -> None:
             assert (want, g["actions"][k]) == (got, taken[k]), f"{g['name']} step {k}"
         assert counts == g["counts"] and taken == g["actions"]
         assert game.scores == g["scores"]
+
+
+@pytest.mark.parametrize("preset", ["classic", "estonian", "two-player-9"])
+def test_arena_play_writes_a_replay_that_verifies(tmp_path: Path, preset: str) -> None:
+    out = tmp_path / "play.json"
+    res = arena("play", "--rules", preset, "--seed", "7", "--max-deals", "3",
+                "--replay", str(out))
+    assert res.returncode == 0, res.stderr
+    assert f"replay written to {out}" in res.stdout
+    res = arena("replay", "verify", str(out))
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -472,3 +472,14 @@ def test_buying_a_blind_declarers_talon_is_not_blind() -> None:
     assert res["blind"] is False
     # Seat 2 was dealt the four nines: +100 on top of its contract.
     assert res["deltas"][2] == (105 if res["made"] else -105) + 100
+
+
+def test_redeals_count_toward_max_deals() -> None:
+    # Passing players cannot stall a bounded game: two redeals end a 2-deal game.
+    game = est(max_deals=2)
+    apply_all(game, ["look", "pass", "pass", "pass"])
+    assert game.is_chance
+    game.deal(deck_for(game.rules, E_HANDS, E_TALON))
+    apply_all(game, ["look", "pass", "pass", "pass"])
+    assert game.is_over and game.deals_played == 0
+    assert game.ranking() == [1, 1, 1]
