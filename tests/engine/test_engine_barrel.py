@@ -79,7 +79,7 @@ def test_003_opponent_on_the_barrel_scores_nothing() -> None:
 
 
 def test_003_three_deals_on_the_barrel_then_back_to_zero() -> None:
-    # l.77-79: three deals to reach 1000, or the total drops to 0.
+    # 003 l.35: three deals to reach 1000, or the total drops to 0.
     game = new([0, 800, 0])
     play_d1(game, 1)  # climbs: 880
     assert game.scores[1] == 880 and on_barrel(game)[1]
@@ -99,7 +99,7 @@ def test_003_falling_off_the_barrel(fall: str, score: int) -> None:
 
 
 def test_003_climbing_knocks_off_the_one_sitting_there() -> None:
-    # l.140: another player climbing on the barrel knocks the first off.
+    # 003 l.76: another player climbing on the barrel knocks the first off.
     game = new([0, 800, 880], sitting=(2,), barrel_knock_off=True)
     play_d1(game, 1)
     assert game.scores == [15, 880, 0]
@@ -111,7 +111,7 @@ def test_003_climbing_knocks_off_the_one_sitting_there() -> None:
 
 
 def test_003_two_climbing_at_once_both_fall() -> None:
-    # l.141: 900 and 885 in the same deal.
+    # 003 l.77: 900 and 885 in the same deal.
     game = new([870, 800, 0], barrel_both_fall=True)
     play_d1(game, 1)
     assert game.scores == [0, 0, 0]
@@ -124,7 +124,7 @@ def test_003_two_climbing_at_once_both_fall() -> None:
 
 @pytest.mark.parametrize(("reset", "score"), [(None, 760), (1, 0), (2, 760)])
 def test_003_falling_three_times_resets_to_zero(reset: int | None, score: int) -> None:
-    # l.139: after falling off the barrel that many times the total goes to 0.
+    # 003 l.75: after falling off the barrel that many times the total goes to 0.
     game = new([880, 0, 0], sitting=(0,), tries=1, barrel_fall="minus-120",
                barrel_falls_reset=reset)
     play_d1(game, 1)
@@ -170,7 +170,7 @@ def talon_mode(**options: Any) -> Game:
 
 
 def test_003_barrel_player_takes_the_talon_without_an_auction() -> None:
-    # l.456-457: the barrel player gets the talon without bidding and must make 121.
+    # 003 l.278-279: the barrel player gets the talon without bidding and must make 121.
     game = talon_mode()
     game.deal(d1_deck(game.rules, 0, 2))
     assert game.phase_name == "exchange" and game.to_act == 2
@@ -203,7 +203,7 @@ def test_003_barrel_talon_120_is_not_enough() -> None:
 
 
 def test_003_barrel_talon_third_failure_costs_120() -> None:
-    # l.458-460: two failures cost nothing; the third: 880 - 120 = 760.
+    # 003 l.280: two failures cost nothing; the third: 880 - 120 = 760.
     game = new([0, 0, 880], sitting=(2,), tries=1, barrel_mode="talon",
                barrel_fall="minus-120")
     game.deal(d1_deck(game.rules, 0, 2))
@@ -215,7 +215,7 @@ def test_003_barrel_talon_third_failure_costs_120() -> None:
 @pytest.mark.xfail(strict=True, reason="two players climbing in the same deal with "
                    "barrel_knock_off (and not barrel_both_fall): the engine seats them in "
                    "seat order and the later one knocks the earlier one off, so the lower "
-                   "seat number always falls; neither was sitting there (003 l.140)")
+                   "seat number always falls; neither was sitting there (003 l.76)")
 def test_knock_off_does_not_depend_on_seat_numbers() -> None:
     # Seat 0 climbs to 885 and seat 1 to 900 in the same deal.
     game = new([870, 800, 0], barrel_knock_off=True)

@@ -70,7 +70,7 @@ CASES = [
          {}, full(), [15, 100, 0], bolts=[0, 0, 1]),
     Case("003: a raise after the talon (100 -> 200) is what counts",
          {}, full(200), [15, 200, 0]),
-    Case("003 l.115: the declarer's 203 is rounded to 205 before the compare: 205 made",
+    Case("003 l.58: the declarer's 203 is rounded to 205 before the compare: 205 made",
          {}, full(205), [15, 205, 0]),
     Case("round_before_compare off: 203 < 205 fails by the contract",
          {"round_before_compare": False}, full(205), [15, -205, 0]),
@@ -85,7 +85,7 @@ CASES = [
          {"opponents_score": False}, full(), [0, 100, 0]),
     Case("003: every third bolt costs 120 (bolt_every 1: at once)",
          {"bolt_every": 1}, full(), [15, 100, -120], bolts=[0, 0, 0]),
-    Case("003 l.144: the bolt penalty may be 100",
+    Case("003 l.80: the bolt penalty may be 100",
          {"bolt_every": 1, "bolt_penalty": 100}, full(), [15, 100, -100]),
     Case("bolt on no points: no trick is also no point",
          {"bolt_on": "no-points", "bolt_every": 1}, full(), [15, 100, -120]),
@@ -96,12 +96,12 @@ CASES = [
     Case("004: virgin bonus 100 to a player without a trick",
          {"virgin_bonus": 100}, full(), [15, 100, 100]),
     Case("004: virgin bonus 10", {"virgin_bonus": 10}, full(), [15, 100, 10]),
-    Case("003 l.149: dump truck: exactly 555 goes to 0",
+    Case("003 l.83: dump truck: exactly 555 goes to 0",
          {"dump_truck": "555"}, full(), [15, 0, 0], before=[0, 455, 0]),
     Case("dump truck off: 555 stays", {}, full(), [15, 555, 0], before=[0, 455, 0]),
     Case("dump truck: 560 is not 555", {"dump_truck": "555"}, full(), [15, 560, 0],
          before=[0, 460, 0]),
-    Case("003 l.151: negative dump truck: -555 goes to 0",
+    Case("003 l.84: negative dump truck: -555 goes to 0",
          {"dump_truck": "555-and-minus", "round_before_compare": False}, full(205),
          [15, 0, 0], before=[0, -350, 0]),
     Case("dump truck 555 only: -555 stays",
@@ -154,7 +154,7 @@ def test_d1_public_points_and_tricks() -> None:
 
 @pytest.mark.parametrize(("consecutive", "seat2"), [(False, -120), (True, 0)])
 def test_003_bolts_in_a_row_only(consecutive: bool, seat2: int) -> None:
-    """003 l.123/125: three bolts in a row, or any three (here every second bolt).
+    """003 l.65/66: three bolts in a row, or any three (here every second bolt).
 
     Deal 1: seat 2 takes no trick (bolt); deal 2: seat 2 declares and takes tricks;
     deal 3: seat 2 again takes nothing.  In a row: the count restarted, no penalty.
@@ -249,7 +249,7 @@ def test_003_a_player_at_minus_120_may_not_bid() -> None:
     assert len(legal(game)) > 1
 
 
-@pytest.mark.xfail(strict=True, reason="003 l.90-91: a player at -120 'has no right to take "
+@pytest.mark.xfail(strict=True, reason="003 l.42: a player at -120 'has no right to take "
                    "part in the bidding and always passes', but the forced opening bid is "
                    "still imposed on such a forehand, who may even end up declarer")
 def test_003_a_player_at_minus_120_is_not_forced_to_open() -> None:
@@ -337,16 +337,16 @@ def test_without_raise_play_follows_the_exchange() -> None:
 @pytest.mark.parametrize(
     ("options", "actions", "scores"),
     [
-        # 003 l.51: the declarer loses the contract, each opponent scores 60.
+        # 003 l.28: the declarer loses the contract, each opponent scores 60.
         ({}, [*AUCTION, "concede"], [60, -100, 60]),
         ({}, [*AUCTION, *GIVES, "concede"], [60, -100, 60]),
-        # 003 l.98: each opponent gets half the contract.
+        # 003 l.45: each opponent gets half the contract.
         ({"concede_opponents": "half"}, [*AUCTION, "concede"], [50, -100, 50]),
         ({"concede_opponents": "half"},
          ["bid 105", "pass", "bid 110", "pass", "concede"], [55, -110, 55]),
-        # 003 l.100: the conceding declarer loses nothing.
+        # 003 l.47: the conceding declarer loses nothing.
         ({"concede_declarer_loses": False}, [*AUCTION, "concede"], [60, 0, 60]),
-        # 003 l.99/101: limited concessions; the one reaching the limit costs 120 more.
+        # 003 l.46/48: limited concessions; the one reaching the limit costs 120 more.
         ({"concede_limit": 1, "concede_limit_penalty": 120}, [*AUCTION, "concede"],
          [60, -220, 60]),
         # A blind contract conceded costs double.
@@ -359,7 +359,7 @@ def test_concede(options: dict[str, Any], actions: list[str], scores: list[int])
     assert game.is_chance
     assert game.scores == scores
     assert deal_result(game)["conceded"] == 1
-    assert game.observation(0)["dealer"] == 0  # 003 l.53: the same dealer deals again
+    assert game.observation(0)["dealer"] == 0  # 003 l.28: the same dealer deals again
     assert game.observation(0)["bolts"] == [0, 0, 0]  # a conceded deal gives no bolt
 
 
@@ -409,7 +409,7 @@ def test_003_rebuy_the_talon_for_120() -> None:
 
 
 @pytest.mark.xfail(strict=True, reason="a talon re-bought after a blind contract keeps the "
-                   "blind flag: the buyer, who saw its hand, would score double (003 l.108: "
+                   "blind flag: the buyer, who saw its hand, would score double (003 l.53: "
                    "only the blind player's points are doubled)")
 def test_rebuying_after_a_blind_contract_is_not_blind() -> None:
     game = d1(blind_bid=True, rebuy=True)
@@ -436,7 +436,7 @@ def test_003_golden_round_dealer_plays_120_and_everything_counts_double() -> Non
     assert (obs["declarer"], obs["contract"]) == (1, 120)
     assert next(e for e in game.events if e.get("auto"))["action"] == "bid 120"
     apply_all(game, GIVES)
-    # 003 l.104: the golden-round declarer may raise.
+    # 003 l.51: the golden-round declarer may raise.
     assert legal(game)[0] == "contract 120" and "contract 125" in legal(game)
     apply_all(game, ["contract 120", *D1_TRICKS])
     assert game.scores == [30, 240, 0]

@@ -115,7 +115,7 @@ def test_ten_ranks_between_king_and_ace() -> None:
     [("declarer", 2), ("forehand", 1), ("dealer", 0)],
 )
 def test_first_lead(first_lead: str, leader: int) -> None:
-    # 002: the declarer leads; 003: the dealer (l.57) or left of the dealer (l.435).
+    # 002: the declarer leads; 003: the dealer (l.30) or left of the dealer (l.265).
     game = d1(first_lead=first_lead)
     apply_all(game, ["bid 105", "pass", "pass", "give 9D 0", "give JD 1", "contract 105"])
     assert game.observation(0)["declarer"] == 2
@@ -238,7 +238,7 @@ def test_marriage_values_per_preset(preset: str, card: str, points: int) -> None
 
 
 def test_003_only_the_declarer_of_trumps_may_not_lead_them() -> None:
-    # 003 l.133: only the player who did not declare the trumps may lead them.
+    # 003 l.70: only the player who did not declare the trumps may lead them.
     game = d1(trump_lead_restricted=True)
     apply_all(game, [*D1_START, *D1_TRICKS[:6]])
     assert plays_only(game) == ["play TC", "play TS", "play AS", "play QD"]

@@ -66,7 +66,7 @@ def test_003_two_players_choose_a_talon_and_discard_two() -> None:
     assert legal(game) == ["talon 1", "talon 2"]
     assert game.observation(0)["talon"] == [] and game.observation(1)["talon"] == []
     apply_all(game, ["talon 2"])
-    # l.166: the chosen talon is shown to the opponent.
+    # 003 l.91: the chosen talon is shown to the opponent.
     assert game.observation(0)["talon"] == ["QH", "KH"]
     assert game.observation(1)["talon"] == ["QH", "KH"]
     hand = game.observation(1)["hand"]
@@ -88,7 +88,7 @@ def test_003_two_players_choose_a_talon_and_discard_two() -> None:
 
 
 def test_003_two_players_spare_talon_to_the_last_trick() -> None:
-    # l.466-467: the second talon goes to whoever takes the last trick.
+    # 003 l.284: the second talon goes to whoever takes the last trick.
     game = deal("two-player", D5, D5_TALONS, spare_talon="last-trick")
     apply_all(game, ["pass", "talon 2", "discard QC", "discard KC", "contract 100", *D5_PLAY])
     assert game.observation(0)["points_taken"] == [0, 120]
@@ -96,7 +96,7 @@ def test_003_two_players_spare_talon_to_the_last_trick() -> None:
 
 
 def test_003_two_players_concede_gives_the_opponent_60() -> None:
-    # l.210-212: the declarer may give up: a penalty, and the opponent scores 60.
+    # 003 l.118: the declarer may give up: a penalty, and the opponent scores 60.
     game = deal("two-player", D5, D5_TALONS)
     apply_all(game, ["pass", "talon 1", "concede"])
     assert game.scores == [60, -100]
@@ -110,7 +110,7 @@ def test_two_players_bid_max_300() -> None:
 
 
 def test_003_two_players_take_a_talon_and_give_one_card() -> None:
-    # l.207-208: the declarer takes a talon, gives one card to the opponent, then bids.
+    # 003 l.116: the declarer takes a talon, gives one card to the opponent, then bids.
     game = deal("two-player", D5, D5_TALONS, exchange="give")
     apply_all(game, ["pass", "talon 2"])
     hand = game.observation(1)["hand"]
@@ -197,7 +197,7 @@ def test_002_four_players_dealer_sits_out() -> None:
 
 
 def test_003_sitting_dealer_scores_the_talon() -> None:
-    # l.469-471: QD JD 9D = 5 points.
+    # 003 l.286: QD JD 9D = 5 points.
     game = c4(sitter_scores_talon=True)
     apply_all(game, C4_PLAY)
     assert game.scores == [5, 100, 0, 15]
