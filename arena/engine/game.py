@@ -490,6 +490,15 @@ class Game:
         r = self.rules
         self.phase = AUCTION
         opener = self._opener()
+        if r.forced_bid and not self._may_bid(opener):
+            # 003: a player at the floor "always passes"; the forced bid moves on clockwise.
+            for s in self._order_from(opener)[1:]:
+                if self._may_bid(s):
+                    opener = s
+                    break
+            else:
+                self._redeal("nobody may bid")
+                return
         if r.forced_bid:
             forced = A.bid(r.opening_bid)
             self.bid = r.opening_bid
@@ -503,6 +512,10 @@ class Game:
             self.to_act = opener
 
     # ------------------------------------------------------------------ auction helpers
+    def _may_bid(self, seat: int) -> bool:
+        floor = self.rules.minus_may_not_bid
+        return floor is None or self.scores[seat] > floor
+
     def _bid_cap(self, seat: int) -> int:
         r = self.rules
         cap = self._absolute_cap
@@ -1003,6 +1016,8 @@ class Game:
         self.auction_log.append((p, a, False))
         self.sale_queue.pop(0)
         if a.kind == A.BUY:
+            # The buyer saw its own hand: a blind contract stays blind only for its bidder.
+            self.blind_won = False
             self.declarer = p
             self.contract = a.value
             self.bid = a.value
@@ -1207,7 +1222,10 @@ class Game:
         # Bolts: nothing taken in a deal the seat played.
         if r.bolts and "conceded" not in info:
             for s in self.active:
-                got = self.tricks_taken[s] if r.bolt_on == "no-trick" else self.taken_points[s]
+                if r.bolt_on == "no-trick":
+                    got = self.tricks_taken[s]
+                else:  # "not a single point": marriages and other points count too
+                    got = self.taken_points[s] + self.marriage_points[s] + plain[s]
                 if not got:
                     self.bolts[s] += 1
                     if self.bolts[s] >= r.bolt_every:
@@ -1305,9 +1323,11 @@ class Game:
                 self.scores[s] = fall_to
                 falls.append(s)
             climbers = []
+        sitting = [o for o in range(n) if self.barrel_on[o]]
         for s in climbers:
             if r.barrel_knock_off:
-                for o in range(n):
+                # Only those sitting there before this deal fall, whatever the seat order.
+                for o in sitting:
                     if self.barrel_on[o]:
                         self.barrel_on[o] = False
                         self.scores[o] = fall_to

@@ -212,10 +212,6 @@ def test_003_barrel_talon_third_failure_costs_120() -> None:
     assert on_barrel(game) == [False, False, False]
 
 
-@pytest.mark.xfail(strict=True, reason="two players climbing in the same deal with "
-                   "barrel_knock_off (and not barrel_both_fall): the engine seats them in "
-                   "seat order and the later one knocks the earlier one off, so the lower "
-                   "seat number always falls; neither was sitting there (003 l.76)")
 def test_knock_off_does_not_depend_on_seat_numbers() -> None:
     # Seat 0 climbs to 885 and seat 1 to 900 in the same deal.
     game = new([870, 800, 0], barrel_knock_off=True)

@@ -249,9 +249,6 @@ def test_003_a_player_at_minus_120_may_not_bid() -> None:
     assert len(legal(game)) > 1
 
 
-@pytest.mark.xfail(strict=True, reason="003 l.42: a player at -120 'has no right to take "
-                   "part in the bidding and always passes', but the forced opening bid is "
-                   "still imposed on such a forehand, who may even end up declarer")
 def test_003_a_player_at_minus_120_is_not_forced_to_open() -> None:
     game = d1(minus_may_not_bid=-120, scores=[0, -120, 0])
     assert [1, "bid 100"] not in game.observation(0)["auction"]
@@ -408,9 +405,6 @@ def test_003_rebuy_the_talon_for_120() -> None:
     assert game.to_act == 2
 
 
-@pytest.mark.xfail(strict=True, reason="a talon re-bought after a blind contract keeps the "
-                   "blind flag: the buyer, who saw its hand, would score double (003 l.53: "
-                   "only the blind player's points are doubled)")
 def test_rebuying_after_a_blind_contract_is_not_blind() -> None:
     game = d1(blind_bid=True, rebuy=True)
     apply_all(game, ["blind 100", *AUCTION, "buy 120", "pass"])
