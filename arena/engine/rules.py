@@ -263,8 +263,8 @@ OPTIONS: tuple[Option, ...] = (
        low=1, high=100_000),
     _o("max_deals", "int", None,
        "end the game after this many deals (redeals included) even if nobody reached the "
-       "target; the highest total wins (keeps tournament games bounded)", "arena", low=1, high=100_000,
-       nullable=True),
+       "target; the highest total wins (keeps tournament games bounded)", "arena", low=1,
+       high=100_000, nullable=True),
     _o("win_above_target", "bool", False,
        "the game is won only by going above the target", SRC_RU_OPT),
 )
