@@ -98,7 +98,7 @@ def _replay_show(args: argparse.Namespace) -> int:
 def _bench_engine(args: argparse.Namespace) -> int:
     from .bench.engine import bench_engine
 
-    res = bench_engine(args.preset, args.seconds, args.max_deals)
+    res = bench_engine(args.preset, args.seconds, args.max_deals, play_out=args.play_out)
     if args.json:
         print(json.dumps(res))
     else:
@@ -107,6 +107,8 @@ def _bench_engine(args: argparse.Namespace) -> int:
         print(f"  games/s      {res['games_per_s']:>10,.1f}   (games end at the target or "
               f"after {res['max_deals_per_game']} deals)")
         print(f"  decisions/s  {res['decisions_per_s']:>10,.0f}")
+        print(f"  played out   {res['played_out_share']:>10.0%}   (the rest were conceded "
+              "after the talon)")
         print(f"  state copy   {res['copy_us']:>10.2f} us")
     return 0
 
@@ -200,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--preset", default="classic")
     be.add_argument("--seconds", type=float, default=5.0)
     be.add_argument("--max-deals", type=int, default=50)
+    be.add_argument("--play-out", action="store_true",
+                    help="never concede: every deal is played to the last trick")
     be.add_argument("--json", action="store_true")
     be.set_defaults(func=_bench_engine)
     for name, module, func, help_text in _EXTERNAL_BENCH:
