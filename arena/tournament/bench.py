@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import os
 import shutil
@@ -150,20 +149,35 @@ def _spec(name: str, sets: int, db: str, max_deals: int | None, preset: str) -> 
     return validate_spec(data)
 
 
-def _timed(spec: TournamentSpec, executor: Executor, repeat: int) -> float:
-    """Best games per second over ``repeat`` runs of ``spec`` on a warm ``executor``.
+def _rate(spec: TournamentSpec, executor: Executor) -> float:
+    """Games per second of one run of ``spec`` on ``executor``."""
+    t = time.perf_counter()
+    summary = run_tournament(spec, executor=executor)
+    elapsed = time.perf_counter() - t
+    return summary.played / elapsed if elapsed > 0 else float("inf")
 
-    The best, not the mean: other load on the machine only ever makes a run slower.
+
+def _compare(
+    executors: dict[str, Executor],
+    sets: int,
+    db: str,
+    max_deals: int | None,
+    preset: str,
+    repeat: int,
+) -> dict[str, float]:
+    """Best games/s of each executor over ``repeat`` rounds, the executors taking turns.
+
+    Turns, because other load on the machine comes and goes: alternating spreads it over
+    both sides of a comparison.  The best, not the mean: load only ever slows a run down.
+    Each executor is warmed up first (processes started, modules imported).
     """
-    warm = _spec(spec.name + "-warmup", 1, spec.db, spec.max_deals, spec.preset)
-    run_tournament(warm, executor=executor)
-    best = 0.0
+    for name, ex in executors.items():
+        run_tournament(_spec(f"{name}-warmup", 1, db, max_deals, preset), executor=ex)
+    best = dict.fromkeys(executors, 0.0)
     for i in range(repeat):
-        named = dataclasses.replace(spec, name=f"{spec.name}-{i}")
-        t = time.perf_counter()
-        summary = run_tournament(named, executor=executor)
-        elapsed = time.perf_counter() - t
-        best = max(best, summary.played / elapsed if elapsed > 0 else float("inf"))
+        for name, ex in executors.items():
+            rate = _rate(_spec(f"{name}-{i}", sets, db, max_deals, preset), ex)
+            best[name] = max(best[name], rate)
     return best
 
 
@@ -175,7 +189,7 @@ def bench_tournament(
     processes: Sequence[int] = (1, 2),
     celery: bool = True,
     ratings_results: int = 1_000_000,
-    repeat: int = 2,
+    repeat: int = 3,
 ) -> dict[str, Any]:
     """Games/s on the local pool and on Celery for each worker count, and the ratings time.
 
@@ -197,27 +211,25 @@ def bench_tournament(
         workdir = Path(tmp)
         db = f"sqlite:///{workdir / 'bench.sqlite3'}"
         ResultStore(db).close()
-        for n in processes:
-            with LocalExecutor(workers=n) as ex:
-                out[f"local_{n}_games_per_s"] = round(
-                    _timed(_spec(f"local-{n}", sets, db, max_deals, preset), ex, repeat), 2
-                )
-        if celery:
-            with _redis(workdir) as broker:
-                for n in processes:
-                    with _workers(broker, n, workdir):
-                        ex = CeleryExecutor(broker=broker, poll_s=0.05)
-                        try:
-                            _wait(lambda: ex.workers_alive() >= n, 60, f"{n} Celery workers")  # noqa: B023
-                            rate = _timed(
-                                _spec(f"celery-{n}", sets, db, max_deals, preset), ex, repeat
-                            )
-                        finally:
-                            ex.close()
-                    out[f"celery_{n}_games_per_s"] = round(rate, 2)
-                    local = out.get(f"local_{n}_games_per_s")
-                    if local:
-                        out[f"overhead_{n}_pct"] = round(100 * (local - rate) / local, 1)
+        with contextlib.ExitStack() as stack:
+            broker = stack.enter_context(_redis(workdir)) if celery else ""
+            for n in processes:
+                with contextlib.ExitStack() as per_n:
+                    executors: dict[str, Executor] = {
+                        f"local_{n}": per_n.enter_context(LocalExecutor(workers=n))
+                    }
+                    if celery:
+                        per_n.enter_context(_workers(broker, n, workdir))
+                        cel = CeleryExecutor(broker=broker, poll_s=0.05)
+                        per_n.enter_context(cel)
+                        _wait(lambda: cel.workers_alive() >= n, 60, f"{n} Celery workers")  # noqa: B023
+                        executors[f"celery_{n}"] = cel
+                    best = _compare(executors, sets, db, max_deals, preset, repeat)
+                for name, rate in best.items():
+                    out[f"{name}_games_per_s"] = round(rate, 2)
+                if celery:
+                    local, remote = best[f"local_{n}"], best[f"celery_{n}"]
+                    out[f"overhead_{n}_pct"] = round(100 * (local - remote) / local, 1)
     if ratings_results > 0:
         try:
             from arena.ratings.bench import bench_ratings
@@ -227,6 +239,7 @@ def bench_tournament(
             r = bench_ratings(ratings_results)
             out["ratings_results"] = ratings_results
             out["ratings_s"] = round(float(r["table_s"]), 3)
+    out["load_avg_1m_after"] = round(os.getloadavg()[0], 2)
     return out
 
 
@@ -243,7 +256,7 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--ratings-results", type=int, default=1_000_000, help="results to rate (0: skip)"
     )
-    parser.add_argument("--repeat", type=int, default=2, help="runs per figure (best kept)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best kept)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(list(argv) if argv is not None else None)
     res = bench_tournament(
