@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tournament_support import Worker, pg_schema, wait_for
+from tournament_support import Worker, free_port, pg_schema, wait_for
 
 from arena.tournament.executors import CeleryExecutor, ExecutorError, InlineExecutor, LocalExecutor
 from arena.tournament.formats import expand
@@ -230,13 +231,22 @@ def check_stop_and_resume(
     tmp_path: Path, broker: str, start_worker: Callable[..., Worker], db_url: str
 ) -> None:
     spec = make_spec(tmp_path / "unused.sqlite3", sets=4).with_overrides(db=db_url)
-    start_worker("r", pool="prefork", concurrency=2)
+    port = free_port()
+    start_worker("r", pool="prefork", concurrency=2, extra_args=["--metrics-port", str(port)])
     first = run_with(spec, CeleryExecutor(broker=broker, poll_s=0.05), max_matches=6)
     assert not first.finished and first.played == 6
     second = run_with(spec, CeleryExecutor(broker=broker, poll_s=0.05))
     assert second.finished
     with ResultStore(spec.db) as store:
         assert store.count(spec.name) == 24
+    # The worker's /metrics merges its pool children: every match it played is counted.
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    finished = [
+        float(line.split()[-1])
+        for line in text.splitlines()
+        if line.startswith('arena_matches_finished_total{status="completed"}')
+    ]
+    assert finished and finished[0] >= 24
     fresh = make_spec(tmp_path / "fresh.sqlite3", sets=4)
     run_with(fresh, InlineExecutor())
     assert fingerprint(spec) == fingerprint(fresh)

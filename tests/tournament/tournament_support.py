@@ -124,6 +124,7 @@ class Worker:
         concurrency: int = 1,
         visibility_timeout: float = 3.0,
         env: dict[str, str] | None = None,
+        extra_args: list[str] | None = None,
     ) -> None:
         self.log_path = log_path
         self.log = log_path.open("ab")
@@ -158,6 +159,7 @@ class Worker:
             f"{name}@%h",
             "--loglevel",
             "INFO",
+            *(extra_args or []),
         ]
         self.proc = subprocess.Popen(
             args,
