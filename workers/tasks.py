@@ -6,8 +6,6 @@ imports below happen once there and the children start with everything loaded.
 
 from __future__ import annotations
 
-import os
-import threading
 import traceback
 from typing import Any
 
@@ -17,43 +15,6 @@ from arena.tournament.executors import play_and_store, routing_url_from_env, wor
 from arena.tournament.model import ScheduledMatch
 from arena.tournament.store import shared_store
 from workers.app import app
-
-_fork_guard_installed = False
-
-
-def make_metrics_lock_fork_safe() -> bool:
-    """Hold prometheus-client's multiprocess lock across ``fork()``.
-
-    In multiprocess mode every metric update takes one module-level lock, on the
-    assumption that the process has no threads.  A Celery master does have one (the
-    queue-depth sampler), and a pool child forked while that thread held the lock would
-    inherit it locked and hang at its first metric update, in the middle of its first
-    match.  Taking the lock before the fork and releasing it on both sides afterwards
-    means no child is ever born with it held.  Returns whether the guard is in place.
-    """
-    global _fork_guard_installed
-    if _fork_guard_installed:
-        return True
-    try:
-        from prometheus_client import values
-    except ImportError:  # pragma: no cover - prometheus-client is a dependency
-        return False
-    method = getattr(values.ValueClass, "inc", None)
-    code = getattr(method, "__code__", None)
-    cells = getattr(method, "__closure__", None)
-    if code is None or not cells or "lock" not in code.co_freevars:
-        return False  # single-process mode: per-value locks, nothing shared to guard
-    lock = cells[code.co_freevars.index("lock")].cell_contents
-    if not isinstance(lock, type(threading.Lock())):
-        return False
-    os.register_at_fork(
-        before=lock.acquire, after_in_parent=lock.release, after_in_child=lock.release
-    )
-    _fork_guard_installed = True
-    return True
-
-
-make_metrics_lock_fork_safe()
 
 
 @app.task(  # type: ignore[untyped-decorator]  # celery has no type hints

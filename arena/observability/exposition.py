@@ -13,7 +13,11 @@ correct rather than approximately right:
   "matches running" would be counted for ever: :func:`mark_process_dead`, called from
   Celery's ``worker_process_shutdown`` signal; a child killed outright never runs that
   signal, so the collector also drops files of processes that no longer exist;
-* counters of dead children are kept, so rates stay continuous when a child is recycled.
+* counters of dead children are kept, so rates stay continuous when a child is recycled;
+* every metric update in multiprocess mode takes one process-wide lock, on the assumption
+  that the process has no threads; a Celery master has one (the queue-depth sampler), and
+  a pool child forked while that thread held the lock would be born with it locked and
+  hang at its first metric update: :func:`hold_metrics_lock_across_fork`.
 
 :func:`install_celery_metrics` wires all of that to Celery's signals;
 :func:`run_celery_worker` does the whole start-up in the right order.
@@ -24,6 +28,7 @@ fixes the mode too early.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import logging
 import os
@@ -103,6 +108,63 @@ def prepare_multiprocess_dir(path: str | os.PathLike[str] | None = None) -> Path
             stale.unlink()
     os.environ[MULTIPROC_ENV] = str(chosen)
     return chosen
+
+
+# --- fork safety ---------------------------------------------------------------------------
+
+_fork_guarded_lock: _thread.LockType | None = None
+
+
+def shared_metrics_lock() -> _thread.LockType | None:
+    """The lock every metric update takes in multiprocess mode; ``None`` in single-process mode.
+
+    prometheus-client keeps it in a closure of its value class and gives it no public
+    name, so it is found there.  ``None`` also when a future prometheus-client stores it
+    differently (the tests of this module would then fail rather than pass silently).
+    """
+    from prometheus_client import values
+
+    cls = values.ValueClass
+    if not getattr(cls, "_multiprocess", False):
+        return None
+    method = getattr(cls, "inc", None)
+    code = getattr(method, "__code__", None)
+    cells = getattr(method, "__closure__", None)
+    if code is None or not cells or "lock" not in code.co_freevars:
+        return None
+    lock = cells[code.co_freevars.index("lock")].cell_contents
+    return lock if isinstance(lock, _thread.LockType) else None
+
+
+def hold_metrics_lock_across_fork() -> bool:
+    """Make ``fork()`` wait for the metrics lock and release it on both sides afterwards.
+
+    A child forked while another thread of its parent held the lock would inherit it
+    locked, with no thread left to release it, and block for ever at its first metric
+    update.  Taking the lock just before the fork means no child is born with it held;
+    the wait is at most one metric update of the other thread.  This is what the
+    standard library does for its own locks (``logging``).  Call it in the parent before
+    it starts threads that update metrics and forks children; calling it again does
+    nothing.  Returns whether the guard is in place (``False`` in single-process mode,
+    where values have locks of their own and the children of a Celery master never
+    touch the master's).
+    """
+    global _fork_guarded_lock
+    lock = shared_metrics_lock()
+    if lock is None:
+        if multiprocess_dir() is not None:
+            log.warning(
+                "cannot find prometheus-client's multiprocess lock: a child forked while "
+                "another thread updates a metric may hang at its first metric update"
+            )
+        return False
+    if _fork_guarded_lock is lock:
+        return True
+    os.register_at_fork(
+        before=lock.acquire, after_in_parent=lock.release, after_in_child=lock.release
+    )
+    _fork_guarded_lock = lock
+    return True
 
 
 def _pid_alive(pid: int) -> bool:
@@ -246,7 +308,11 @@ def redis_queue_keys(queue: str) -> list[str]:
 
 
 def sample_queue_depth(redis_url: str, queues: Sequence[str]) -> dict[str, int]:
-    """Read the length of each queue once and publish it as ``arena_queue_depth``."""
+    """Read the length of each queue once and publish it as ``arena_queue_depth``.
+
+    In a process that forks (a Celery master), call :func:`hold_metrics_lock_across_fork`
+    before calling this from a thread; :func:`start_queue_depth_sampler` does.
+    """
     import redis
 
     from arena.observability.metrics import QUEUE_DEPTH
@@ -303,6 +369,9 @@ def start_queue_depth_sampler(
     names = tuple(queues)
     if not names:
         raise ValueError("no queue to sample")
+    # The sampler thread updates a metric: children forked meanwhile must not inherit the
+    # metrics lock held by it.
+    hold_metrics_lock_across_fork()
     return QueueDepthSampler(redis_url=redis_url, queues=names, interval=interval).start()
 
 
@@ -326,6 +395,9 @@ def _on_worker_init(sender: Any = None, **_: Any) -> None:
     state = _celery_state
     if state is None:
         return
+    # Before the pool forks and before any thread of the master (the sampler below, the
+    # user's own) updates a metric.
+    hold_metrics_lock_across_fork()
     if state.port is not None and state.server is None:
         state.server = start_metrics_server(state.port, state.addr)
     app = getattr(sender, "app", None)
@@ -371,8 +443,10 @@ def install_celery_metrics(
 ) -> None:
     """Connect the metrics lifecycle to Celery's signals; call before the worker starts.
 
-    * ``worker_init`` (master): serve ``/metrics`` on ``metrics_port`` (``None``: no
-      endpoint) and, with a Redis broker, sample the depth of the consumed queues;
+    * ``worker_init`` (master): make forking safe for the metrics lock
+      (:func:`hold_metrics_lock_across_fork`), serve ``/metrics`` on ``metrics_port``
+      (``None``: no endpoint) and, with a Redis broker, sample the depth of the consumed
+      queues;
     * ``worker_process_shutdown`` (each child, as it exits): drop its live gauges;
     * ``worker_shutdown`` (master): stop the endpoint and the sampler;
     * ``task_retry``: count ``arena_task_retries_total{task}`` (turn off with
