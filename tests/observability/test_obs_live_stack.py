@@ -226,11 +226,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
             # Let Prometheus take a few scrapes of the final state; the worker samples the
             # queue every few seconds, so its last sample may predate the end of the run.
+            # Prometheus starts scraping only some seconds after it starts, which a quick
+            # run can beat: rate() needs at least two samples of each target in its window.
             first = time.time()
             wait_for(
                 lambda: (
                     server is not None
                     and server.query(f'min(timestamp(up{{job=~"gateway|worker"}})) > {first + 3}')
+                    and server.query('min(count_over_time(up{job=~"gateway|worker"}[1m])) >= 3')
                     and server.query('arena_queue_depth{job="worker",queue="arena"} == 0')
                 ),
                 timeout=60,
