@@ -28,6 +28,7 @@ from arena.server.hub import BotHub
 from arena.server.interceptors import BOT_SERVICE, ORGANISER_SERVICE, TokenInterceptor
 from arena.server.matches import MatchManager, ResultHook
 from arena.server.metrics import GatewayMetrics
+from arena.server.routing import RedisRouting, RoutingConfigError, check_url
 from arena.server.services import BotService, OrganiserService
 
 log = logging.getLogger("arena.server")
@@ -36,6 +37,7 @@ DEFAULT_PORT = 50051
 DEFAULT_DB_PATH = "var/gateway.sqlite3"
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 DB_PATH_ENV = "ARENA_GATEWAY_DB"
+ROUTING_ENV = "ARENA_ROUTING_URL"
 #: Bot messages are a few hundred bytes; a megabyte leaves room for any rule variant and
 #: still refuses a flood early (RESOURCE_EXHAUSTED).
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
@@ -69,6 +71,7 @@ class Gateway:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         grace_s: float = DEFAULT_GRACE_S,
         on_result: ResultHook | None = None,
+        routing_url: str | None = None,
     ) -> None:
         self.generated_token = organiser_token is None
         self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
@@ -83,6 +86,7 @@ class Gateway:
         self.hub = BotHub()
         self.matches = MatchManager(self.hub, self.registry, on_result=on_result)
         self.health = health.aio.HealthServicer()
+        self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
         self._server: grpc.aio.Server | None = None
 
     async def start(self) -> int:
@@ -122,6 +126,8 @@ class Gateway:
         for service in ("", BOT_SERVICE, ORGANISER_SERVICE):
             await self.health.set(service, health_pb2.HealthCheckResponse.SERVING)
         self._server = server
+        if self.routing is not None:
+            self.routing.start()
         return self.port
 
     async def stop(self, grace_s: float | None = None) -> None:
@@ -131,7 +137,12 @@ class Gateway:
             return
         grace = self.grace_s if grace_s is None else grace_s
         await self.health.enter_graceful_shutdown()
+        if self.routing is not None:
+            # Take no more routed requests: they could not be answered after the streams close.
+            self.routing.stop_taking()
         await self.matches.drain(grace)
+        if self.routing is not None:
+            await self.routing.close(min(grace, 5.0))
         await self._server.stop(grace=min(grace, 5.0))
         self._server = None
         self.registry.close()
@@ -169,13 +180,15 @@ async def serve(
     stop: asyncio.Event | None = None,
     on_result: ResultHook | None = None,
     results_path: str | None = None,
+    routing_url: str | None = None,
 ) -> None:
     """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
 
     Without an organiser token one is generated and printed once, so a first run works
     without configuration while the token still never lands in a file. With
     ``results_path`` every finished match (completed, forfeit or aborted at shutdown) is
-    appended to that file as one JSON line.
+    appended to that file as one JSON line. With ``routing_url`` (a Redis URL) matches
+    played elsewhere (tournament executors, Celery workers) reach the bots connected here.
     """
     stop = stop or asyncio.Event()
     if results_path is not None:
@@ -188,6 +201,7 @@ async def serve(
         max_message_bytes=max_message_bytes,
         grace_s=grace_s,
         on_result=on_result,
+        routing_url=routing_url,
     )
     metrics_server = start_metrics_server(metrics_port, host) if metrics_port is not None else None
     try:
@@ -205,6 +219,17 @@ async def serve(
         print(f"metrics on http://{host}:{metrics_server.port}/metrics", flush=True)
     if gateway.generated_token:
         print(f"organiser token (generated, shown once): {gateway.organiser_token}", flush=True)
+    if gateway.routing is not None:
+        problem = await gateway.routing.ping()
+        where = gateway.routing.shown_url
+        if problem is None:
+            print(f"routing decisions of remote bots through {where}", flush=True)
+        else:
+            print(
+                f"routing decisions of remote bots through {where}: not reachable yet "
+                f"({problem}); retrying",
+                flush=True,
+            )
     try:
         await stop.wait()
         print("shutting down: finishing running matches", flush=True)
@@ -244,6 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--results", default=None, help="append each finished match to this JSON-lines file"
     )
+    parser.add_argument(
+        "--routing",
+        default=os.environ.get(ROUTING_ENV) or None,
+        help="Redis URL through which tournament matches reach the bots connected here, "
+        f"e.g. redis://127.0.0.1:6379/0 (env {ROUTING_ENV}; default: none)",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level")
     return parser
 
@@ -255,6 +286,12 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     token = args.organiser_token or os.environ.get(ORGANISER_TOKEN_ENV) or None
+    if args.routing:
+        try:
+            check_url(args.routing)
+        except RoutingConfigError as exc:
+            print(f"arena serve: {exc}", file=sys.stderr)
+            return 2
     try:
         asyncio.run(
             serve(
@@ -266,6 +303,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 grace_s=args.grace,
                 max_message_bytes=args.max_message_bytes,
                 results_path=args.results,
+                routing_url=args.routing,
             )
         )
     except (OSError, MetricsSetupError) as exc:

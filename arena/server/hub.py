@@ -101,6 +101,9 @@ class BotHub:
         #: Called with (bot, request id, outcome, seconds since sent, bot's think time in
         #: microseconds) for every answer that reached a waiting request; for statistics.
         self.on_answer: Callable[[str, str, Outcome, float, int], None] | None = None
+        #: Called with (bot, instances now connected) whenever an instance comes or goes, so
+        #: that work tied to a bot being present (Redis routing) starts and stops with it.
+        self.instance_listeners: list[Callable[[str, int], None]] = []
 
     # --- instances --------------------------------------------------------------------
 
@@ -117,16 +120,25 @@ class BotHub:
         self._connections.setdefault(bot, []).append(conn)
         self._versions[bot] = version
         self._wake(bot)
+        self._notify(bot)
         return conn
 
     def disconnect(self, conn: Connection) -> None:
         conn.closed = True
         conns = self._connections.get(conn.bot, [])
-        if conn in conns:
+        removed = conn in conns
+        if removed:
             conns.remove(conn)
         for key in [k for k, c in self._bindings.items() if c is conn]:
             del self._bindings[key]
         conn.matches.clear()
+        if removed:
+            self._notify(conn.bot)
+
+    def _notify(self, bot: str) -> None:
+        count = self.instances(bot)
+        for listener in list(self.instance_listeners):
+            listener(bot, count)
 
     def kick(self, bot: str, reason: str) -> int:
         """Close every session of a bot (its token was revoked or replaced)."""
@@ -139,6 +151,10 @@ class BotHub:
 
     def instances(self, bot: str) -> int:
         return len(self._connections.get(bot, []))
+
+    def connected_bots(self) -> list[str]:
+        """Bots with at least one instance connected now."""
+        return sorted(bot for bot, conns in self._connections.items() if conns)
 
     def pending_count(self, bot: str) -> int:
         return sum(1 for p in self._pending.values() if p.bot == bot)
@@ -183,6 +199,22 @@ class BotHub:
         for key in [k for k in self._last_event if k[1] == match_id]:
             self._encoders.pop(key, None)
             self._last_event.pop(key, None)
+
+    def forget(
+        self, bot: str, match_id: str, *, if_last: Mapping[str, Any] | None = None
+    ) -> None:
+        """Forget one bot's state for a match played elsewhere (a worker reached through
+        Redis), which has no ``release_match`` call at its end. With ``if_last``, only when
+        that is still the last event sent for it: the same match id may have started again."""
+        key = (bot, match_id)
+        if if_last is not None and self._last_event.get(key) is not if_last:
+            return
+        self._last_event.pop(key, None)
+        self._encoders.pop(key, None)
+        conn = self._bindings.pop(key, None)
+        if conn is not None:
+            conn.matches.discard(match_id)
+            self._wake(bot)
 
     # --- decisions --------------------------------------------------------------------
 
