@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up and run the main job: a seeded game of built-in bots, told deal by deal.
+# Set up and run the main job: Redis, the gateway and the built-in bots as remote SDK bots,
+# a seeded duplicate round robin through them, the leaderboard, the report and the replays.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
-exec .venv/bin/arena play --rules classic --seed 2026 "$@"
+exec .venv/bin/arena demo "$@"
