@@ -16,7 +16,9 @@ observation shows them and the public events.  Every decision goes through the s
 
 In-process seats (built-in bots) are called straight on the event loop without a timer;
 their time is measured after the fact, which keeps the referee at tens of thousands of
-decisions per second.
+decisions per second.  For the same reason decisions, strikes and deals are counted in
+plain Python and written to the Prometheus metrics about once a second and at the end of
+the match (:class:`~arena.observability.metrics.DecisionTally`), not on every decision.
 """
 
 from __future__ import annotations
@@ -62,6 +64,12 @@ ABORTED = "aborted"
 #: wind down before it gives up on them.
 _CANCEL_GRACE_S = 1.0
 
+#: Longest time, in seconds, the decision and deal counts of a running match stay out of
+#: the metrics: short enough for a live dashboard (scraped every 10 s or so), long enough
+#: that a match of built-in bots writes its metrics once or twice rather than on each of
+#: its thousands of decisions.
+METRICS_FLUSH_INTERVAL_S = 1.0
+
 
 def match_rules(spec: MatchSpec) -> Rules:
     """The rules of a spec, with the spec's deal limit applied (``RulesError`` if invalid)."""
@@ -74,12 +82,9 @@ def match_rules(spec: MatchSpec) -> Rules:
 
 
 class _SeatState:
-    """Per-seat bookkeeping: clock, counters and pre-resolved metric children."""
+    """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
-    __slots__ = (
-        "bank_ms", "in_process", "latency", "name", "outcome_counters", "seat", "stats",
-        "strike_counter", "wants_events",
-    )  # fmt: skip
+    __slots__ = ("bank_ms", "in_process", "name", "seat", "stats", "tally", "wants_events")
 
     def __init__(self, seat: Seat, name: str, bank_ms: int) -> None:
         self.seat = seat
@@ -88,12 +93,7 @@ class _SeatState:
         self.stats = SeatStats()
         self.in_process = bool(getattr(seat, "in_process", False))
         self.wants_events = bool(getattr(seat, "wants_events", True))
-        label = seat.name or name
-        self.outcome_counters = {
-            o: m.DECISIONS_TOTAL.labels(bot=label, outcome=o) for o in m.DECISION_OUTCOMES
-        }
-        self.latency = m.DECISION_LATENCY_SECONDS.labels(bot=label)
-        self.strike_counter = m.STRIKES_TOTAL.labels(bot=label)
+        self.tally = m.DecisionTally(seat.name or name)
 
 
 class RefereeError(RuntimeError):
@@ -139,6 +139,17 @@ class _Match:
         self.requests = 0
         self.cancelled: set[asyncio.Future[Any]] = set()
         self.failed_listeners: set[str] = set()
+        self.deals_unflushed = 0
+        self.flushed_at = time.perf_counter()
+
+    def flush_metrics(self, now: float) -> None:
+        """Write the decisions, strikes and deals counted since the last flush."""
+        self.flushed_at = now
+        for st in self.states:
+            st.tally.flush()
+        if self.deals_unflushed:
+            m.DEALS_TOTAL.inc(self.deals_unflushed)
+            self.deals_unflushed = 0
 
     # ------------------------------------------------------------------ events
     async def emit(self, event: JSON) -> None:
@@ -188,7 +199,7 @@ class _Match:
                         event["action"] = event["action"].split(" ", 1)[0] + " ??"
                 elif kind == "deal_end":
                     event["deal"] = rec.index
-                    m.DEALS_TOTAL.inc()
+                    self.deals_unflushed += 1
                 elif kind == "redeal":
                     event["deal"] = rec.index
                 await self.emit(event)
@@ -253,7 +264,8 @@ class _Match:
         )
         t0 = time.perf_counter()
         answer, outcome, why = await self.ask(st, request)
-        elapsed_ms = (time.perf_counter() - t0) * 1000.0
+        t1 = time.perf_counter()
+        elapsed_ms = (t1 - t0) * 1000.0
         over = elapsed_ms - tc.decision_ms
         if outcome == TIMEOUT:
             st.bank_ms = 0.0
@@ -284,8 +296,7 @@ class _Match:
         stats.think_ms_total += elapsed_ms
         if elapsed_ms > stats.think_ms_max:
             stats.think_ms_max = elapsed_ms
-        st.outcome_counters[outcome].inc()
-        st.latency.observe(elapsed_ms / 1000.0)
+        st.tally.record(outcome, elapsed_ms / 1000.0)
         note: str | None = None
         if action is None:
             note = outcome
@@ -296,7 +307,7 @@ class _Match:
             else:
                 stats.malformed += 1
             stats.strikes += 1
-            st.strike_counter.inc()
+            st.tally.strike()
             log.info("match %s: seat %d (%s) %s: %s; strike %d", self.spec.match_id, p,
                      st.name, outcome, why, stats.strikes)
             if tc.strike_limit > 0 and stats.strikes >= tc.strike_limit:
@@ -308,6 +319,8 @@ class _Match:
         face_down = game.crawl
         game.apply(action)
         await self.flush(rec, note, face_down)
+        if t1 - self.flushed_at >= METRICS_FLUSH_INTERVAL_S:
+            self.flush_metrics(t1)
 
     # ------------------------------------------------------------------ the match
     async def play(self) -> MatchResult:
@@ -348,6 +361,7 @@ class _Match:
             status = stop.status
             forfeit_seat = stop.seat
         finally:
+            self.flush_metrics(time.perf_counter())
             await self._cleanup()
         n = game.n
         scores = list(game.scores)

@@ -532,3 +532,75 @@ def test_greedy_seat_objects_can_be_reused_for_a_second_match() -> None:
     seats: list[Seat] = [InProcessSeat(GreedyBot(), "greedy") for _ in range(3)]
     assert play(spec, seats).status == "completed"
     assert play(spec, seats).status == "completed"
+
+
+class MetricsWatchingSeat(ScriptedSeat):
+    """Notes, at each of its decisions, how many of its decisions the metrics show so far."""
+
+    def __init__(self, faults: dict[int, str] | None = None, name: str = "watching") -> None:
+        super().__init__(faults, name=name)
+        self.seen: list[float] = []
+
+    async def decide(self, request: Any) -> str:
+        self.seen.append(decisions_counted(self.name))
+        return await super().decide(request)
+
+
+def decisions_counted(bot: str) -> float:
+    return sum(
+        REGISTRY.get_sample_value("arena_decisions_total", {"bot": bot, "outcome": o}) or 0.0
+        for o in ("ok", "timeout", "illegal", "malformed")
+    )
+
+
+def test_metrics_are_written_during_a_match_not_only_at_its_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from arena.referee import runner
+
+    monkeypatch.setattr(runner, "METRICS_FLUSH_INTERVAL_S", 0.0)  # after every decision
+    seat = MetricsWatchingSeat(name="live-watcher")
+    before = decisions_counted("live-watcher")
+    play(spec_of(("greedy", "live-watcher", "greedy"), max_deals=3), [
+        greedy_seat(0), seat, greedy_seat(2)])
+    assert [n - before for n in seat.seen] == list(range(len(seat.seen)))
+
+
+def test_metrics_written_in_one_go_equal_counting_every_decision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from arena.referee import runner
+
+    monkeypatch.setattr(runner, "METRICS_FLUSH_INTERVAL_S", 1e9)  # only at the end
+
+    def value(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    bot = "batch-watcher"
+    before = {
+        "decisions": decisions_counted(bot),
+        "illegal": value("arena_decisions_total", bot=bot, outcome="illegal"),
+        "strikes": value("arena_strikes_total", bot=bot),
+        "count": value("arena_decision_latency_seconds_count", bot=bot),
+        "sum": value("arena_decision_latency_seconds_sum", bot=bot),
+        "inf": value("arena_decision_latency_seconds_bucket", bot=bot, le="+Inf"),
+        "deals": value("arena_deals_total"),
+    }
+    seat = MetricsWatchingSeat({2: "illegal", 4: "illegal"}, name=bot)
+    result = play(spec_of(("greedy", bot, "greedy"), max_deals=4), [
+        greedy_seat(0), seat, greedy_seat(2)])
+    assert result.status == "completed"
+    stats = result.seat_stats[1]
+    # Nothing was written while the match ran...
+    assert {n - before["decisions"] for n in seat.seen} == {0}
+    # ...and everything once it ended.
+    assert decisions_counted(bot) - before["decisions"] == stats.decisions == len(seat.seen)
+    assert value("arena_decisions_total", bot=bot, outcome="illegal") - before["illegal"] == 2
+    assert value("arena_strikes_total", bot=bot) - before["strikes"] == 2
+    assert value("arena_decision_latency_seconds_count", bot=bot) - before["count"] == (
+        stats.decisions)
+    assert value("arena_decision_latency_seconds_bucket", bot=bot, le="+Inf") - before[
+        "inf"] == stats.decisions
+    assert value("arena_decision_latency_seconds_sum", bot=bot) - before["sum"] == (
+        pytest.approx(stats.think_ms_total / 1000.0))
+    assert value("arena_deals_total") - before["deals"] == result.deals
