@@ -196,6 +196,27 @@ def dashboard(
 
 
 RATE = "$__rate_interval"
+
+
+def or_zero(expr: str, label: str, value: str = "none") -> str:
+    """``expr``, or a single 0 series labelled ``label="none"`` when ``expr`` has no series.
+
+    Counters such as task retries or refused connections only exist once the first one
+    happens; a healthy arena may never have any.  Without the fallback such a panel says
+    "No data", which reads as broken scraping rather than as "nothing went wrong".
+    """
+    return f'{expr} or on() label_replace(vector(0), "{label}", "{value}", "", "")'
+
+
+def or_zero_by(expr: str, by: str, universe: str) -> str:
+    """``expr``, plus 0 for each ``by`` value of ``universe`` that ``expr`` lacks.
+
+    Used for per-bot counts of rare events (strikes, forfeits, timeouts): every bot that
+    made decisions shows a 0 instead of being missing from the panel.
+    """
+    return f"{expr} or on ({by}) ({universe} * 0)"
+
+
 UP_MAPPING = [
     {
         "type": "value",
@@ -303,7 +324,10 @@ def overview() -> JSON:
             "Connections and calls the gateway refused (bad or missing tokens...).",
             [
                 Query(
-                    f"sum by (reason) (rate(arena_gateway_auth_failures_total[{RATE}]))",
+                    or_zero(
+                        f"sum by (reason) (rate(arena_gateway_auth_failures_total[{RATE}]))",
+                        "reason",
+                    ),
                     "{{reason}}",
                 )
             ],
@@ -321,6 +345,8 @@ def overview() -> JSON:
 
 def bots() -> JSON:
     sel = 'bot=~"$bot"'
+    decision_rate = f"sum by (bot) (rate(arena_decisions_total{{{sel}}}[{RATE}]))"
+    decisions_in_range = f"sum by (bot) (increase(arena_decisions_total{{{sel}}}[$__range]))"
     panels = [
         Panel(
             "Decision latency p50, by bot",
@@ -349,7 +375,7 @@ def bots() -> JSON:
         Panel(
             "Decisions per second, by bot",
             "How much each bot is asked.",
-            [Query(f"sum by (bot) (rate(arena_decisions_total{{{sel}}}[{RATE}]))", "{{bot}}")],
+            [Query(decision_rate, "{{bot}}")],
             unit="ops",
         ),
         Panel(
@@ -357,8 +383,14 @@ def bots() -> JSON:
             "Share of decisions that ran out of time (alert above 5%).",
             [
                 Query(
-                    f'sum by (bot) (rate(arena_decisions_total{{{sel},outcome="timeout"}}[{RATE}]))'
-                    f" / sum by (bot) (rate(arena_decisions_total{{{sel}}}[{RATE}]))",
+                    "("
+                    + or_zero_by(
+                        "sum by (bot) (rate(arena_decisions_total"
+                        f'{{{sel},outcome="timeout"}}[{RATE}]))',
+                        "bot",
+                        decision_rate,
+                    )
+                    + f") / {decision_rate}",
                     "{{bot}}",
                 )
             ],
@@ -370,9 +402,14 @@ def bots() -> JSON:
             "Share of replies that were illegal or unparseable (alert above 1%).",
             [
                 Query(
-                    "sum by (bot) (rate(arena_decisions_total"
-                    f'{{{sel},outcome=~"illegal|malformed"}}[{RATE}]))'
-                    f" / sum by (bot) (rate(arena_decisions_total{{{sel}}}[{RATE}]))",
+                    "("
+                    + or_zero_by(
+                        "sum by (bot) (rate(arena_decisions_total"
+                        f'{{{sel},outcome=~"illegal|malformed"}}[{RATE}]))',
+                        "bot",
+                        decision_rate,
+                    )
+                    + f") / {decision_rate}",
                     "{{bot}}",
                 )
             ],
@@ -384,8 +421,12 @@ def bots() -> JSON:
             "Bad decisions as a rate, by kind.",
             [
                 Query(
-                    "sum by (bot, outcome) (rate(arena_decisions_total"
-                    f'{{{sel},outcome!="ok"}}[{RATE}]))',
+                    or_zero_by(
+                        "sum by (bot, outcome) (rate(arena_decisions_total"
+                        f'{{{sel},outcome!="ok"}}[{RATE}]))',
+                        "bot",
+                        decision_rate,
+                    ),
                     "{{bot}} {{outcome}}",
                 )
             ],
@@ -397,7 +438,13 @@ def bots() -> JSON:
             "illegal reply.",
             [
                 Query(
-                    f"sort_desc(sum by (bot) (increase(arena_strikes_total{{{sel}}}[$__range])))",
+                    "sort_desc("
+                    + or_zero_by(
+                        f"sum by (bot) (increase(arena_strikes_total{{{sel}}}[$__range]))",
+                        "bot",
+                        decisions_in_range,
+                    )
+                    + ")",
                     "{{bot}}",
                     instant=True,
                 )
@@ -412,7 +459,13 @@ def bots() -> JSON:
             "Matches lost by reaching the strike limit.",
             [
                 Query(
-                    f"sort_desc(sum by (bot) (increase(arena_forfeits_total{{{sel}}}[$__range])))",
+                    "sort_desc("
+                    + or_zero_by(
+                        f"sum by (bot) (increase(arena_forfeits_total{{{sel}}}[$__range]))",
+                        "bot",
+                        decisions_in_range,
+                    )
+                    + ")",
                     "{{bot}}",
                     instant=True,
                 )
@@ -551,6 +604,9 @@ def tournaments() -> JSON:
 
 def workers() -> JSON:
     grpc_handled = "grpc_server_handled_total"
+    streams_started = (
+        'sum by (grpc_service, grpc_method) (grpc_server_started_total{grpc_type=~".+_stream"})'
+    )
     panels = [
         Panel(
             "Workers up",
@@ -591,7 +647,7 @@ def workers() -> JSON:
         Panel(
             "Scrape targets",
             "1 when Prometheus could scrape the target, 0 when not.",
-            [Query('up{job=~"gateway|worker"}', "{{job}} {{instance}}")],
+            [Query('up{job=~"gateway|worker|tournament"}', "{{job}} {{instance}}")],
             min=0,
             max=1,
         ),
@@ -603,7 +659,12 @@ def workers() -> JSON:
         Panel(
             "Task retries per second, by task",
             "Celery task retries.",
-            [Query(f"sum by (task) (rate(arena_task_retries_total[{RATE}]))", "{{task}}")],
+            [
+                Query(
+                    or_zero(f"sum by (task) (rate(arena_task_retries_total[{RATE}]))", "task"),
+                    "{{task}}",
+                )
+            ],
             unit="ops",
         ),
         Panel(
@@ -645,10 +706,14 @@ def workers() -> JSON:
             "Streams started and not yet finished, e.g. bot connections.",
             [
                 Query(
-                    "sum by (grpc_service, grpc_method) "
-                    '(grpc_server_started_total{grpc_type=~".+_stream"})'
-                    " - sum by (grpc_service, grpc_method) "
-                    f'({grpc_handled}{{grpc_type=~".+_stream"}})',
+                    f"{streams_started} - ("
+                    + or_zero_by(
+                        "sum by (grpc_service, grpc_method) "
+                        f'({grpc_handled}{{grpc_type=~".+_stream"}})',
+                        "grpc_service, grpc_method",
+                        streams_started,
+                    )
+                    + ")",
                     "{{grpc_method}}",
                 )
             ],
@@ -658,8 +723,11 @@ def workers() -> JSON:
             "Calls that did not end OK.",
             [
                 Query(
-                    "sum by (grpc_method, grpc_code) "
-                    f'(rate({grpc_handled}{{grpc_code!="OK"}}[{RATE}]))',
+                    or_zero(
+                        "sum by (grpc_method, grpc_code) "
+                        f'(rate({grpc_handled}{{grpc_code!="OK"}}[{RATE}]))',
+                        "grpc_code",
+                    ),
                     "{{grpc_method}} {{grpc_code}}",
                 )
             ],
