@@ -8,6 +8,7 @@ alert rules.  Then each panel query of each dashboard must return data.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -79,7 +80,7 @@ def dashboard_queries() -> list[tuple[str, str, str]]:
     return out
 
 
-def variable_queries() -> list[tuple[str, str, str]]:
+def variable_queries() -> list[tuple[str, str, str, str]]:
     """(dashboard, variable, metric, label) as ``label_values(metric, label)``."""
     out = []
     for path in sorted(DASHBOARD_DIR.glob("*.json")):
@@ -138,7 +139,7 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]
         try:
             for port in (gateway_port, worker_port):
                 wait_for(
-                    lambda port=port: http_get(f"http://127.0.0.1:{port}/metrics"),
+                    functools.partial(http_get, f"http://127.0.0.1:{port}/metrics"),
                     timeout=60,
                     what=f"metrics endpoint on {port}",
                 )
