@@ -222,12 +222,13 @@ class GatewayProcess(Service):
         organiser_token: str,
         routing_url: str | None = None,
         grace_s: float = 2.0,
+        log_level: str = "INFO",
         extra: Iterable[str] = (),
         timeout: float = 30.0,
     ) -> GatewayProcess:
         argv = [
             sys.executable, "-m", "arena.server", "--host", "127.0.0.1", "--port", "0",
-            "--db", str(db_path), "--grace", str(grace_s), "--log-level", "INFO",
+            "--db", str(db_path), "--grace", str(grace_s), "--log-level", log_level,
         ]  # fmt: skip
         if routing_url:
             argv += ["--routing", routing_url]

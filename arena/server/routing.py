@@ -37,6 +37,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from arena.referee.types import JSON, DecisionRequest
@@ -120,9 +123,15 @@ class RedisRouting:
     def _redis(self) -> aioredis.Redis[bytes]:
         if self._client is None:
             # The socket timeout only bounds a read from a server that vanished without
-            # closing the connection; BLPOP itself returns within poll_s.
+            # closing the connection; BLPOP itself returns within poll_s. One immediate retry
+            # on a new connection: after a Redis restart the pooled connections are dead,
+            # and an answer must not be lost to one of them.
             self._client = aioredis.Redis.from_url(
-                self.url, socket_timeout=self.poll_s + 10.0, socket_connect_timeout=5.0
+                self.url,
+                socket_timeout=self.poll_s + 10.0,
+                socket_connect_timeout=5.0,
+                retry=Retry(NoBackoff(), 1),
+                retry_on_error=[RedisConnectionError],
             )
         return self._client
 
@@ -294,6 +303,7 @@ class RedisRouting:
             log.warning("routing: dropping a malformed decision request for bot %s", bot)
             return
         reply: JSON
+        log.debug("routing: asking bot %s for %s", bot, request.request_id)
         try:
             action = await asyncio.wait_for(
                 self.hub.decide(bot, request), budget_ms / 1000.0 + WAIT_MARGIN_S
@@ -303,6 +313,7 @@ class RedisRouting:
             return  # the match stopped waiting: its referee has played the fallback
         except Exception as exc:
             reply = {"error": f"{type(exc).__name__}: {exc}"}
+        log.debug("routing: bot %s answered %s: %s", bot, request.request_id, reply)
         try:
             async with self._redis().pipeline(transaction=True) as pipe:
                 pipe.rpush(target, json.dumps(reply, separators=(",", ":")))

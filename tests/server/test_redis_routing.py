@@ -1,0 +1,333 @@
+"""A gateway process serving decisions routed through Redis (``arena serve --routing``).
+
+Everything is real and separate: a redis-server on a free port, ``arena serve`` as a child
+process, the built-in bots as SDK bot processes, and tournaments played by the local process
+pool whose matches reach the bots through Redis and the gateway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from arena.engine import replay as rp
+from arena.referee.types import DecisionRequest
+from arena.server.processes import BotProcess, GatewayProcess, RedisProcess, Service, stop_all
+from arena.tournament.routing import (
+    STALE_GRACE_S,
+    RedisRemoteSeat,
+    RemoteTimeout,
+    requests_key,
+)
+from arena.tournament.run import run_tournament
+from arena.tournament.spec import TournamentSpec, validate_spec
+from arena.tournament.store import ResultStore
+
+ORGANISER = "org-routing-test"
+GREEDY = "arena.server.builtin_remote:Greedy"
+RANDOM = "arena.server.builtin_remote:Random"
+
+
+def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Stack:
+    """Redis, a gateway routing through it, and bot processes, all stopped at the end."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.redis = RedisProcess.start(tmp / "redis", tmp / "redis.log")
+        self.gateway = GatewayProcess.start(
+            db_path=tmp / "gateway.sqlite3",
+            log_path=tmp / "gateway.log",
+            organiser_token=ORGANISER,
+            routing_url=self.redis.url,
+        )
+        self.bots: dict[str, BotProcess] = {}
+        self.tokens: dict[str, str] = {}
+
+    def bot(self, name: str, ref: str, *, wait: bool = True) -> BotProcess:
+        if name not in self.tokens:
+            self.tokens[name] = self.gateway.register(name)
+        proc = BotProcess.start(
+            name=name,
+            bot_ref=ref,
+            server=self.gateway.address,
+            token=self.tokens[name],
+            log_path=self.tmp / f"bot-{name}.log",
+        )
+        self.bots[name] = proc
+        if wait:
+            self.gateway.wait_instances([name], bots=[proc])
+        return proc
+
+    def log(self) -> str:
+        return self.gateway.log_text()
+
+    def close(self) -> None:
+        stop_all(self.bots.values())
+        services: list[Service] = [self.gateway, self.redis]
+        for s in services:
+            s.stop()
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[Stack]:
+    s = Stack(tmp_path)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def tournament(
+    db: Path, routing: str, participants: list[dict[str, str]], **extra: Any
+) -> TournamentSpec:
+    data: dict[str, Any] = {
+        "name": "routed",
+        "seed": "routing-1",
+        "rules": "classic",
+        "participants": participants,
+        "format": "duplicate",
+        "sets": 1,
+        "max_deals": 4,
+        "time_control": {"decision_ms": 3000, "bank_ms": 5000, "strike_limit": 3},
+        "executor": {"type": "local", "workers": 2, "routing": routing},
+        "db": f"sqlite:///{db}",
+    }
+    data.update(extra)
+    return validate_spec(data)
+
+
+def stored(spec: TournamentSpec) -> list[Any]:
+    with ResultStore(spec.db) as store:
+        return list(store.iter_results(spec.name, with_replay=True))
+
+
+def fingerprint(spec: TournamentSpec) -> list[tuple[Any, ...]]:
+    return [
+        (*r.outcome_key(), json.dumps(r.replay["deals"]), r.timeouts, r.illegal)
+        for r in stored(spec)
+    ]
+
+
+REMOTE = [
+    {"name": "g", "bot": "remote:g"},
+    {"name": "r", "bot": "remote:r"},
+    {"name": "rnd", "bot": "random"},
+]
+
+
+def test_a_tournament_reaches_sdk_bots_on_a_gateway_process(stack: Stack, tmp_path: Path) -> None:
+    stack.bot("g", GREEDY)
+    stack.bot("r", RANDOM)
+    first = tournament(tmp_path / "first.sqlite3", stack.redis.url, REMOTE)
+    summary = run_tournament(first)
+    assert summary.finished and summary.played == 6
+
+    records = stored(first)
+    assert len(records) == 6
+    assert {r.status for r in records} == {"completed"}
+    assert all(sum(r.timeouts) == 0 and sum(r.illegal) == 0 for r in records)
+    assert {tuple(r.bots) for r in records} >= {("remote:g", "remote:r", "random")}
+    for r in records:
+        assert rp.verify(r.replay) is None
+    assert "routing: serving requests for bot g" in stack.log()
+
+    # The same spec again (another database): the same moves, the same results.
+    again = tournament(tmp_path / "again.sqlite3", stack.redis.url, REMOTE)
+    run_tournament(again)
+    assert fingerprint(again) == fingerprint(first)
+
+    # The greedy bot over the SDK is the built-in greedy bot: played in-process instead,
+    # every match has the same moves and scores.
+    local = [{"name": "g", "bot": "greedy"}, *REMOTE[1:]]
+    inproc = tournament(tmp_path / "inproc.sqlite3", stack.redis.url, local)
+    run_tournament(inproc)
+    assert [f[:-2] for f in fingerprint(inproc)] == [f[:-2] for f in fingerprint(first)]
+
+
+def test_a_bot_lost_mid_tournament_costs_strikes_and_nothing_else(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """Killing the bot mid-run: its seats time out (fallback moves, strikes, forfeits), every
+    match is still stored and replays; once it reconnects it plays normally again."""
+    stack.bot("g", GREEDY)
+    bot = stack.bot("r", RANDOM)
+    spec = tournament(
+        tmp_path / "lost.sqlite3",
+        stack.redis.url,
+        REMOTE,
+        sets=3,
+        max_deals=3,
+        time_control={"decision_ms": 250, "bank_ms": 250, "strike_limit": 2},
+    )
+    result: dict[str, Any] = {}
+
+    def play() -> None:
+        try:
+            result["summary"] = run_tournament(spec)
+        except BaseException as exc:  # reported by the assertion below
+            result["error"] = exc
+
+    runner = threading.Thread(target=play, daemon=True)
+    runner.start()
+
+    def count() -> int:
+        with ResultStore(spec.db) as store:
+            return store.count(spec.name)
+
+    wait_until(lambda: count() >= 2 or not runner.is_alive(), 60, "the first results")
+    assert "error" not in result, result
+    bot.kill()
+    wait_until(lambda: "stopped serving requests for bot r" in stack.log(), 20, "the pump to stop")
+    lost_at = count()
+    wait_until(lambda: count() >= lost_at + 3, 60, "matches played without the bot")
+    stack.bot("r", RANDOM)
+    runner.join(120)
+    assert not runner.is_alive() and "error" not in result, result
+    assert result["summary"].finished
+
+    records = stored(spec)
+    assert len(records) == 18  # nothing lost
+    seat = [r.players.index("r") for r in records]
+    missed = [r for r, s in zip(records, seat, strict=True) if r.timeouts[s] > 0]
+    assert missed, "some matches ran while the bot was away"
+    for r, s in zip(records, seat, strict=True):
+        assert r.illegal[s] == 0 and r.strikes[s] == r.timeouts[s]
+        if r.timeouts[s] >= 2:
+            # Two strikes forfeit the match for that seat, which ranks last.
+            assert (r.status, r.forfeit_seat, r.ranks[s]) == ("forfeit", s, 3)
+        else:
+            # A match that ended before the second strike (the bot left near its end).
+            assert r.status == "completed"
+        assert rp.verify(r.replay) is None
+    assert any(r.status == "forfeit" for r in records)
+    last = max(records, key=lambda r: r.index)
+    assert last.timeouts == [0, 0, 0], "after reconnecting the bot plays normally"
+    assert stack.log().count("routing: serving requests for bot r") == 2
+
+
+def decide(url: str, bot: str, deadline_ms: int = 8000, n: int = 0) -> str:
+    """One decision as a match in a worker asks it: through Redis, waiting on the reply."""
+
+    async def ask() -> str:
+        seat = RedisRemoteSeat(url, bot, forward_events=False)
+        try:
+            return await seat.decide(
+                DecisionRequest(
+                    match_id="m-direct",
+                    request_id=f"m-direct/{n}",
+                    seat=0,
+                    observation={"seat": 0, "phase": "auction", "hand": ["AS", "TS"]},
+                    legal=("pass", "bid 110"),
+                    deadline_ms=deadline_ms,
+                    time_bank_ms=0,
+                )
+            )
+        finally:
+            await seat.aclose()
+
+    return asyncio.run(ask())
+
+
+def blpop_clients(url: str) -> int:
+    """Connections blocked in BLPOP now (flag ``b``), as Redis itself reports them."""
+    client = redis.Redis.from_url(url)
+    try:
+        return sum(
+            1 for c in client.client_list() if c.get("cmd") == "blpop" and "b" in c.get("flags", "")
+        )
+    finally:
+        client.close()
+
+
+def test_pumping_follows_the_bot_and_survives_a_redis_restart(
+    stack: Stack, tmp_path: Path
+) -> None:
+    url = stack.redis.url
+    # Nobody connected: the gateway leaves the bot's requests alone (another gateway may have
+    # the bot), and a match asking it times out.
+    asked = time.time()
+    with pytest.raises(RemoteTimeout):
+        decide(url, "solo", deadline_ms=300)
+    assert redis.Redis.from_url(url).llen(requests_key("solo")) == 1
+    assert blpop_clients(url) == 0
+
+    # Connected: the gateway pumps the list and the bot answers. The left-over request is past
+    # its time (plus the grace the gateway allows) and is dropped, not sent.
+    time.sleep(max(0.0, asked + 0.3 + STALE_GRACE_S + 0.2 - time.time()))
+    bot = stack.bot("solo", RANDOM)
+    assert decide(url, "solo", n=1) in {"pass", "bid 110"}
+    wait_until(lambda: blpop_clients(url) == 1, 10, "the pump to wait on the list")
+    assert "dropping a stale request for bot solo" in stack.log()
+
+    # Redis restarts: one line when it is lost, one when it is back, and routing goes on.
+    port = stack.redis.port
+    stack.redis.stop()
+    wait_until(lambda: "is unreachable" in stack.log(), 20, "the lost-Redis log line")
+    stack.redis = RedisProcess.start(tmp_path / "redis", tmp_path / "redis2.log", port=port)
+    wait_until(lambda: "is reachable again" in stack.log(), 30, "the Redis-back log line")
+    assert decide(url, "solo", n=2) in {"pass", "bid 110"}
+    assert stack.log().count("is unreachable") == 1
+    assert bot.alive() and stack.gateway.alive()
+
+    # The last instance leaves: the pump stops and requests stay in Redis.
+    bot.stop()
+    wait_until(lambda: blpop_clients(url) == 0, 20, "the pump to stop")
+    with pytest.raises(RemoteTimeout):
+        decide(url, "solo", deadline_ms=300, n=3)
+    assert redis.Redis.from_url(url).llen(requests_key("solo")) == 1
+
+
+def serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "arena.server", "--port", "0", "--db", str(tmp_path / "b")]
+    return subprocess.run(
+        [*command, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_routing_url_that_is_not_redis_is_refused(tmp_path: Path) -> None:
+    done = serve(tmp_path, "--routing", "http://127.0.0.1:6379")
+    assert done.returncode == 2
+    assert "--routing must be a Redis URL" in done.stderr
+
+
+def test_the_gateway_starts_while_redis_is_down(tmp_path: Path) -> None:
+    from arena.server.processes import free_port
+
+    port = free_port()
+    gateway = GatewayProcess.start(
+        db_path=tmp_path / "gateway.sqlite3",
+        log_path=tmp_path / "gateway.log",
+        organiser_token=ORGANISER,
+        routing_url=f"redis://:secret@127.0.0.1:{port}/0",
+    )
+    try:
+        text = wait_until(lambda: "not reachable yet" in gateway.log_text(), 20, "the line")
+        assert text
+        log = gateway.log_text()
+        assert "secret" not in log  # the password is not logged
+        assert gateway.register("late") and gateway.instances() == {"late": 0}
+    finally:
+        gateway.stop()
