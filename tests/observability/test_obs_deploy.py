@@ -136,6 +136,60 @@ def test_workers_can_scale() -> None:
     assert "--metrics-port" in worker["command"]
 
 
+def _host_path(service: dict[str, Any], container_path: str) -> Path:
+    """The file in the repository that a bind mount shows at ``container_path``."""
+    for source, target in _mounts(service):
+        if source.startswith(".") and PurePosixPath(container_path).is_relative_to(target):
+            return REPO / source / PurePosixPath(container_path).relative_to(target)
+    raise AssertionError(f"{container_path} is not in a bind mount")
+
+
+def _option(command: list[str], name: str) -> str:
+    assert command.count(name) == 1, f"{name} not given once in {command}"
+    return command[command.index(name) + 1]
+
+
+def test_demo_tournament_runs_an_example_on_the_workers() -> None:
+    from arena.tournament.spec import load_spec
+
+    services = compose()["services"]
+    tournament = services["tournament"]
+    # Only with `docker compose --profile demo up`: a plain `up` plays nothing.
+    assert tournament["profiles"] == ["demo"]
+    for name, service in services.items():
+        if name != "tournament":
+            assert "profiles" not in service, f"{name} would not start without a profile"
+            assert "tournament" not in (service.get("depends_on") or {})
+    command = [str(arg) for arg in tournament["command"]]
+    assert command[:3] == ["arena", "tournament", "run"]
+    spec_file = _host_path(tournament, command[3])
+    assert spec_file.parent == REPO / "examples"
+    assert _option(command, "--executor") == "celery"
+    assert _option(command, "--metrics-port") == "9103"
+    db = _option(command, "--db")
+    assert db.startswith("sqlite:////data/")
+    assert ("tournament-data", "/data") in _mounts(tournament)
+    # The spec is valid and plays built-in bots, which the workers have.
+    spec = load_spec(spec_file).with_overrides(executor="celery", db=db)
+    assert spec.executor.type == "celery"
+    assert all(not p.bot.startswith("remote:") for p in spec.participants)
+    # Matches go to the workers through the stack's broker, once they are ready.
+    assert "ARENA_BROKER_URL" in tournament["environment"]
+    assert tournament["depends_on"]["worker"]["condition"] == "service_healthy"
+    assert tournament["depends_on"]["redis"]["condition"] == "service_healthy"
+    # Prometheus is ready before the first match, so the whole run is scraped.
+    assert tournament["depends_on"]["prometheus"]["condition"] == "service_healthy"
+
+
+def test_prometheus_scrapes_the_demo_tournament() -> None:
+    config = load_yaml(PROM_DIR / "prometheus.yml")
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    # Discovered, not listed: without the demo profile there is simply no target.
+    assert jobs["tournament"]["dns_sd_configs"] == [
+        {"names": ["tournament"], "type": "A", "port": 9103, "refresh_interval": "5s"}
+    ]
+
+
 def _mounts(service: dict[str, Any]) -> list[tuple[str, str]]:
     out = []
     for volume in service.get("volumes") or []:
