@@ -1,0 +1,240 @@
+"""``arena demo`` as a real process: Redis, the gateway, SDK bots and the pool, started and
+stopped by the demo itself on free ports."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.demo import demo_main
+from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
+from arena.tournament.store import ResultStore
+
+SMALL = ["--sets", "1", "--max-deals", "4"]
+
+
+class Demo:
+    """``python -m arena.demo`` in its own process group, as a shell runs a command: a
+    Ctrl-C typed in the terminal goes to the whole group."""
+
+    def __init__(self, cwd: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "arena.demo", *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_line(self, pattern: str, timeout: float = 60.0) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in self.lines:
+                found = re.search(pattern, line)
+                if found:
+                    return found
+            try:
+                new = self._queue.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no line matching {pattern!r}:\n" + self.text()) from None
+            if new is None:
+                raise AssertionError(f"ended without {pattern!r}:\n" + self.text())
+            self.lines.append(new)
+
+    def finish(self, timeout: float = 120.0) -> int:
+        code = self.proc.wait(timeout)
+        while (line := self._queue.get(timeout=10)) is not None:
+            self.lines.append(line)
+        return code
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def interrupt(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGINT)
+
+    def descendants(self) -> set[int]:
+        return _descendants(self.proc.pid)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+
+def _descendants(pid: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        for child, parent in parents.items():
+            if parent == p and child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def running(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def leaderboard(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Leaderboard"))
+    end = lines.index("", start)
+    return lines[start:end]
+
+
+def outcomes(db: Path) -> list[tuple[object, ...]]:
+    with ResultStore(f"sqlite:///{db}") as store:
+        return [
+            (*r.outcome_key(), r.replay["deals"] if r.replay else None)
+            for r in store.iter_results("main", with_replay=True)
+        ]
+
+
+@pytest.fixture
+def demos() -> Iterator[list[Demo]]:
+    started: list[Demo] = []
+    yield started
+    for demo in started:
+        demo.kill()
+
+
+def test_the_same_seed_gives_the_same_leaderboard(tmp_path: Path, demos: list[Demo]) -> None:
+    texts = []
+    for name in ("a", "b"):
+        demo = Demo(tmp_path, *SMALL, "--db", f"{name}/demo.sqlite3")
+        demos.append(demo)
+        assert demo.finish() == 0, demo.text()
+        texts.append(demo.text())
+        ports = [int(m) for m in re.findall(r"127\.0\.0\.1:(\d+)", demo.text())]
+        assert ports and not any(listening(p) for p in ports), "services were stopped"
+
+    first, second = texts
+    table = leaderboard(first)
+    assert table == leaderboard(second)
+    assert {line.split()[1] for line in table[3:]} == {"greedy", "cautious", "random"}
+    assert outcomes(tmp_path / "a/demo.sqlite3") == outcomes(tmp_path / "b/demo.sqlite3")
+    assert len(outcomes(tmp_path / "a/demo.sqlite3")) == 6
+
+    # What the demo says it wrote is there.
+    assert "6 files, all re-simulate to their results" in first
+    assert len(list((tmp_path / "a/demo-replays").glob("*.json"))) == 6
+    report = (tmp_path / "a/demo-report.html").read_text()
+    assert "<svg" in report and "cautious" in report
+    for log in ("redis", "gateway", "bot-greedy", "bot-cautious", "bot-random"):
+        assert (tmp_path / f"a/demo-logs/{log}.log").exists()
+    assert "routing: serving requests for bot greedy" in (
+        tmp_path / "a/demo-logs/gateway.log"
+    ).read_text()
+
+    # Another seed deals other cards; running again replaces the previous results.
+    other = Demo(tmp_path, *SMALL, "--db", "a/demo.sqlite3", "--seed", "another")
+    demos.append(other)
+    assert other.finish() == 0, other.text()
+    assert outcomes(tmp_path / "a/demo.sqlite3") != outcomes(tmp_path / "b/demo.sqlite3")
+    assert len(outcomes(tmp_path / "a/demo.sqlite3")) == 6
+
+
+def test_ctrl_c_stops_everything(tmp_path: Path, demos: list[Demo]) -> None:
+    demo = Demo(tmp_path, "--sets", "3", "--db", "demo.sqlite3")
+    demos.append(demo)
+    demo.wait_line(r"matches\s+local pool")
+    time.sleep(2.0)  # into the tournament
+    children = demo.descendants()
+    assert len(children) >= 5  # redis, gateway, three bots (and the pool's processes)
+    demo.interrupt()
+    assert demo.finish(60) == 130, demo.text()
+    assert "everything has been shut down" in demo.text()
+    assert not running(children), demo.text()
+    assert "Traceback" not in demo.text()
+
+
+def test_keep_leaves_the_gateway_up_until_ctrl_c(tmp_path: Path, demos: list[Demo]) -> None:
+    demo = Demo(tmp_path, "--sets", "1", "--max-deals", "2", "--keep", "--db", "demo.sqlite3")
+    demos.append(demo)
+    address = demo.wait_line(r"^\s+gateway\s+(127\.0\.0\.1:\d+)$").group(1)
+    token = demo.wait_line(r"organiser token\s+(\S+)").group(1)
+    with grpc.insecure_channel(address) as channel:
+        stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
+        reply = stub.ListBots(
+            organiser_pb2.ListBotsRequest(),
+            metadata=(("authorization", f"Bearer {token}"),),
+            timeout=10,
+        )
+    assert {b.name: b.instances for b in reply.bots} == {"greedy": 1, "cautious": 1, "random": 1}
+    children = demo.descendants()
+    demo.interrupt()
+    assert demo.finish(60) == 130
+    assert not running(children)
+
+
+def test_mistakes_are_reported_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert demo_main(["--sets", "0", "--db", str(tmp_path / "x.sqlite3")]) == 2
+    assert "--sets must be a positive integer" in capsys.readouterr().err
+
+    assert demo_main(["--db", "postgresql://127.0.0.1/arena"]) == 2
+    assert "SQLite file" in capsys.readouterr().err
+
+    # A results file holding another tournament is left alone.
+    other = tmp_path / "other.sqlite3"
+    from arena.tournament.spec import validate_spec
+
+    players = ["random", "greedy", {"name": "r2", "bot": "random"}]
+    spec = validate_spec(
+        {"name": "cup", "rules": "classic", "participants": players, "games": 1,
+         "db": f"sqlite:///{other}"}
+    )  # fmt: skip
+    with ResultStore(spec.db) as store:
+        store.register_tournament(spec)
+    before = other.read_bytes()
+    assert demo_main(["--db", str(other)]) == 2
+    assert "holds other tournaments (cup)" in capsys.readouterr().err
+    assert other.read_bytes() == before
+    assert not (tmp_path / "other-logs").exists()
