@@ -40,6 +40,14 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         help="serve Prometheus metrics (matches planned and done, ratings) on this port",
     )
+    run.add_argument(
+        "--metrics-linger",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="after the run, keep serving metrics this long so Prometheus scrapes the "
+        "final figures ('inf': until SIGTERM or Ctrl-C); needs --metrics-port",
+    )
 
     check = sub.add_parser("check", help="validate a spec file and say what it would play")
     check.add_argument("spec")
@@ -70,6 +78,32 @@ def _describe(spec: TournamentSpec) -> str:
         f"{len(spec.participants)} participants, {how}; executor {spec.executor.type}, "
         f"results in {spec.db}"
     )
+
+
+def _linger(prog: str, port: int, seconds: float) -> None:
+    """Keep the metrics endpoint up after the run: the last figures outlive the scheduler.
+
+    Waits on an event rather than sleeping (``time.sleep(inf)`` overflows); SIGTERM and
+    Ctrl-C end the wait.
+    """
+    import math
+    import signal
+    import threading
+
+    done = threading.Event()
+    shown = "until stopped" if math.isinf(seconds) else f"for {seconds:g}s more"
+    print(f"{prog}: serving metrics on :{port} {shown} (Ctrl-C to exit)", file=sys.stderr)
+    previous = signal.signal(signal.SIGTERM, lambda *_: done.set())
+    try:
+        if math.isinf(seconds):
+            while not done.wait(3600):
+                pass
+        else:
+            done.wait(seconds)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def tournament_main(argv: Sequence[str] | None = None) -> int:
@@ -106,6 +140,13 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         if args.max_matches is not None and args.max_matches < 1:
             print(f"{prog}: --max-matches must be a positive integer", file=sys.stderr)
             return 2
+        linger = args.metrics_linger
+        if linger < 0 or linger != linger:
+            print(f"{prog}: --metrics-linger must be zero or more seconds", file=sys.stderr)
+            return 2
+        if linger and args.metrics_port is None:
+            print(f"{prog}: --metrics-linger needs --metrics-port", file=sys.stderr)
+            return 2
         executor = args.executor
         spec = _load(args.spec, check_imports=(executor or "") != "celery")
         spec = spec.with_overrides(
@@ -140,6 +181,8 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         )
         if summary.note:
             print(summary.note)
+        if linger:
+            _linger(prog, args.metrics_port, linger)
         return 0
     except SpecError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)

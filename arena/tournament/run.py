@@ -190,6 +190,7 @@ def run_tournament(
         already = len(done)
         if gauges and total is not None:
             gauges[0].set(total)  # type: ignore[attr-defined]
+        last_published = time.monotonic()
 
         def on_result(rec: ResultRecord) -> None:
             nonlocal played
@@ -198,7 +199,13 @@ def run_tournament(
             played += 1
             progress.advance()
             if gauges:
+                nonlocal last_published
                 gauges[1].set(len(done))  # type: ignore[attr-defined]
+                # Ratings move during a one-round format too, but a fit per match is waste.
+                now = time.monotonic()
+                if now - last_published >= RATINGS_EVERY_S:
+                    last_published = now
+                    publish_ratings(spec.name, done.values())
             if max_matches is not None and played >= max_matches:
                 raise _Enough()
 
@@ -241,6 +248,10 @@ def run_tournament(
             executor.close()
         if own_store:
             store.close()
+
+
+#: How often a running tournament refreshes ``arena_rating`` between rounds.
+RATINGS_EVERY_S = 5.0
 
 
 def publish_ratings(tournament: str, records: Iterable[ResultRecord]) -> None:
