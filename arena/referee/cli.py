@@ -102,6 +102,10 @@ def match_parser() -> argparse.ArgumentParser:
     p.add_argument("--tricks", action="store_true", help="show every trick")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the result")
     p.add_argument("--json", action="store_true", help="print the result as JSON at the end")
+    p.add_argument("--routing", metavar="REDIS_URL",
+                   help="play here and reach remote:NAME bots through the Redis their gateway "
+                   "routes (arena serve --routing); the replay is then written as usual "
+                   "(env ARENA_ROUTING_URL)")
     _add_clock(p, TimeControl().strike_limit)
     _add_gateway(p)
     return p
@@ -134,9 +138,16 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         spec = _spec_from_args(args)
-        if args.gateway or any(b.startswith("remote:") for b in spec.bots):
+        routing = args.routing or os.environ.get("ARENA_ROUTING_URL")
+        remote = any(b.startswith("remote:") for b in spec.bots)
+        if args.gateway or (remote and not routing):
             return _match_on_gateway(args, spec)
-        seats = [resolve_seat(ref, i, spec) for i, ref in enumerate(spec.bots)]
+        resolver = None
+        if remote and routing:
+            from arena.tournament.routing import routing_resolver
+
+            resolver = routing_resolver(routing)
+        seats = [resolve_seat(ref, i, spec, resolver) for i, ref in enumerate(spec.bots)]
     except (UsageError, ValueError) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
@@ -253,8 +264,9 @@ def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
         print("arena match: interrupted", file=sys.stderr)
         return 130
     if args.replay:
-        print("arena match: the gateway keeps the replay of a match it plays; "
-              "no replay written here", file=sys.stderr)
+        print("arena match: a match played on the gateway leaves its replay there; "
+              "to write it here, play here with --routing REDIS_URL instead of --gateway",
+              file=sys.stderr)
     if end is None:
         print("arena match: the event stream ended before the match did", file=sys.stderr)
         return 1
