@@ -184,7 +184,16 @@ def test_ctrl_c_stops_everything(tmp_path: Path, demos: list[Demo]) -> None:
     demo = Demo(tmp_path, "--sets", "3", "--db", "demo.sqlite3")
     demos.append(demo)
     demo.wait_line(r"matches\s+local pool")
-    time.sleep(2.0)  # into the tournament
+
+    def stored() -> int:
+        if not (tmp_path / "demo.sqlite3").exists():
+            return 0
+        with ResultStore(f"sqlite:///{tmp_path / 'demo.sqlite3'}") as store:
+            return store.count("main")
+
+    deadline = time.monotonic() + 60
+    while stored() < 1 and time.monotonic() < deadline:  # into the tournament
+        time.sleep(0.1)
     children = demo.descendants()
     assert len(children) >= 5  # redis, gateway, three bots (and the pool's processes)
     demo.interrupt()
