@@ -398,6 +398,7 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
     runtime = Path(tempfile.mkdtemp(prefix="arena-demo-"))
     executor: Any = None
     interrupted = False
+    finished = False
     try:
         redis, gateway = start_services(spec, paths, runtime, say, services)
         spec = load_demo_spec(args, paths, redis.url)
@@ -413,6 +414,7 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
         )
         executor.close()
         executor = None
+        finished = summary.finished
 
         table, rated = leaderboard_text(paths.url, spec.name)
         say()
@@ -430,7 +432,7 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
         if first is not None:
             say(f"          arena replay show {_shorten(first)}")
         say(f"logs      {_shorten(paths.logs)}/   redis, gateway and bot output")
-        say(f"done in {time.monotonic() - begun:.0f} s; stopping the services")
+        say(f"done in {time.monotonic() - begun:.0f} s")
         if args.keep:
             _keep_running(say, redis, gateway, spec, services)
         return 0 if not bad else 1
@@ -447,10 +449,13 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
                 _stop_pool_processes()
             _stop_services(services)
             shutil.rmtree(runtime, ignore_errors=True)
+            if services and not interrupted:
+                say("stopped the bots, the gateway and Redis")
             if interrupted:
+                which = "the results" if finished else "partial results"
                 sys.stderr.write(
-                    f"arena demo: stopped; everything has been shut down; partial results "
-                    f"are in {_shorten(paths.db)} (the next run starts afresh)\n"
+                    f"arena demo: stopped; everything has been shut down; {which} are in "
+                    f"{_shorten(paths.db)} (the next run starts afresh)\n"
                 )
 
 
@@ -473,7 +478,8 @@ def _keep_running(
     say(f"  organiser token  {gateway.organiser_token}")
     say(f"  redis            {redis.url}")
     say("Try:")
-    say(f"  arena match --gateway {gateway.address} --organiser-token TOKEN {names}")
+    say(f"  arena match --gateway {gateway.address} --token {gateway.organiser_token} {names}")
+    say(f"  arena match --routing {redis.url} {names}")
     say(f"  ARENA_ROUTING_URL={redis.url} arena tournament run YOUR-SPEC.yaml")
     while True:
         dead = [s for s in services if not s.alive()]

@@ -215,11 +215,12 @@ def test_keep_leaves_the_gateway_up_until_ctrl_c(tmp_path: Path, demos: list[Dem
             metadata=(("authorization", f"Bearer {token}"),),
             timeout=10,
         )
-    assert {b.name: b.instances for b in reply.bots} == {"greedy": 1, "cautious": 1, "random": 1}
+    instances = {b.name: b.instances for b in reply.bots}
+    assert instances == {"greedy": 1, "cautious": 1, "random": 1}, demo.text()
     children = demo.descendants()
     demo.interrupt()
-    assert demo.finish(60) == 130
-    assert not running(children)
+    assert demo.finish(60) == 130, demo.text()
+    assert not running(children), demo.text()
 
 
 def test_mistakes_are_reported_before_anything_starts(
