@@ -220,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Subcommands whose argument parsing lives with their implementation.
 _EXTERNAL: list[tuple[str, str, str, str]] = [
+    ("demo", "arena.demo", "demo_main",
+     "the main job: a seeded duplicate tournament of the built-in bots through the gateway"),
     ("match", "arena.referee.cli", "match_main",
      "one seeded match between any bots, told deal by deal, with a replay"),
     ("bot-check", "arena.referee.cli", "bot_check_main",
