@@ -20,6 +20,7 @@ as long as no decision times out.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import contextlib
 import multiprocessing
 import secrets
@@ -32,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TextIO
 
 import yaml
 
@@ -44,7 +45,8 @@ from arena.server.processes import (
     ServiceError,
     stop_all,
 )
-from arena.tournament.executors import ExecutorError
+from arena.tournament.executors import ExecutorError, LocalExecutor
+from arena.tournament.spec import SpecError, TournamentSpec, validate_spec
 from arena.tournament.store import StoreError
 
 PROG = "arena demo"
@@ -137,10 +139,8 @@ def _positive(value: int | None, flag: str) -> None:
         raise DemoError(f"{flag} must be a positive integer")
 
 
-def load_demo_spec(args: argparse.Namespace, paths: Paths, routing_url: str) -> Any:
+def load_demo_spec(args: argparse.Namespace, paths: Paths, routing_url: str) -> TournamentSpec:
     """The main job's spec with this run's seed, sets, database and routing."""
-    from arena.tournament.spec import SpecError, validate_spec
-
     spec_path = Path(args.spec)
     try:
         raw = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
@@ -205,36 +205,30 @@ def clear_previous(paths: Paths, tournament: str) -> None:
 # --- the match pool ------------------------------------------------------------------
 
 
-def _ignore_sigint_in_children() -> None:
-    """Nothing: a task that makes the pool start its processes (see QuietLocalExecutor)."""
+def _nothing() -> None:
+    """A task that makes the pool start its processes (see QuietLocalExecutor)."""
 
 
-def quiet_local_executor(workers: int | None, routing_url: str) -> Any:
+class QuietLocalExecutor(LocalExecutor):
     """The tournament's local pool, whose processes ignore Ctrl-C.
 
     A Ctrl-C in the terminal reaches every process of the foreground group; pool processes
     would die mid-match with a traceback each. Started while SIGINT is ignored they inherit
     that (Python keeps an inherited SIG_IGN), and the demo stops them itself, in order.
     """
-    from arena.tournament.executors import LocalExecutor
 
-    class QuietLocalExecutor(LocalExecutor):
-        def _get_pool(self) -> Any:
-            if self._pool is not None:
-                return self._pool
-            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            try:
-                pool = super()._get_pool()
-                # Processes start on submit: start all of them now, under SIG_IGN.
-                for future in [
-                    pool.submit(_ignore_sigint_in_children) for _ in range(self.workers)
-                ]:
-                    future.result()
-            finally:
-                signal.signal(signal.SIGINT, previous)
-            return pool
-
-    return QuietLocalExecutor(workers, routing_url)
+    def _get_pool(self) -> cf.ProcessPoolExecutor:
+        if self._pool is not None:
+            return self._pool
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            pool = super()._get_pool()
+            # Processes start on submit: start all of them now, while SIGINT is ignored.
+            for future in [pool.submit(_nothing) for _ in range(self.workers)]:
+                future.result()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return pool
 
 
 def _stop_pool_processes(timeout: float = 20.0) -> None:
@@ -254,7 +248,7 @@ def _stop_pool_processes(timeout: float = 20.0) -> None:
 class Say:
     """Lines for the person watching: to stdout, flushed at once."""
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
 
     def __call__(self, text: str = "") -> None:
@@ -334,7 +328,7 @@ def write_report(url: str, tournament: str, out: Path) -> None:
 
 
 def start_services(
-    spec: Any, paths: Paths, runtime: Path, say: Say, services: list[Service]
+    spec: TournamentSpec, paths: Paths, runtime: Path, say: Say, services: list[Service]
 ) -> tuple[RedisProcess, GatewayProcess]:
     """Redis, the gateway and one bot process per participant, in that order."""
     redis = RedisProcess.start(runtime / "redis", paths.logs / "redis.log")
@@ -385,18 +379,19 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
     from arena.tournament.formats import make_format
 
     games = make_format(spec).planned_total() or 0
+    sets = spec.sets or 1
     say(
         f"Thousand Arena demo: {spec.name}, a duplicate round robin of "
         f"{', '.join(p.name for p in spec.participants)} as remote bots"
     )
     say(
-        f"  rules {spec.preset}, seed {spec.seed!r}, {spec.sets} sets x "
-        f"{games // spec.sets} seatings = {games} games, at most {spec.max_deals} deals each"
+        f"  rules {spec.preset}, seed {spec.seed!r}, {sets} sets x "
+        f"{games // sets} seatings = {games} games, at most {spec.max_deals} deals each"
     )
     begun = time.monotonic()
     services: list[Service] = []
     runtime = Path(tempfile.mkdtemp(prefix="arena-demo-"))
-    executor: Any = None
+    executor: QuietLocalExecutor | None = None
     interrupted = False
     finished = False
     try:
@@ -404,7 +399,7 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
         spec = load_demo_spec(args, paths, redis.url)
         workers = spec.executor.workers
         say(f"  matches   local pool of {workers} processes, through Redis to the gateway")
-        executor = quiet_local_executor(workers, redis.url)
+        executor = QuietLocalExecutor(workers, redis.url)
         progress = Progress(spec.name)
         summary = run_tournament(spec, executor=executor, progress=progress)
         progress.set_total(progress.done)
@@ -469,7 +464,11 @@ def _stop_services(services: list[Service]) -> None:
 
 
 def _keep_running(
-    say: Say, redis: RedisProcess, gateway: GatewayProcess, spec: Any, services: list[Service]
+    say: Say,
+    redis: RedisProcess,
+    gateway: GatewayProcess,
+    spec: TournamentSpec,
+    services: list[Service],
 ) -> None:
     names = " ".join(p.bot for p in spec.participants)
     say()
