@@ -85,7 +85,9 @@ class RedisRemoteSeat:
     def _redis(self) -> aioredis.Redis[bytes]:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            self._client = aioredis.Redis.from_url(self.redis_url)
+            # No socket read timeout: a BLPOP may rightly wait longer than redis-py's default
+            # 5 s (deadline plus time bank), and its own timeout bounds the wait.
+            self._client = aioredis.Redis.from_url(self.redis_url, socket_timeout=None)
             self._loop = loop
         return self._client
 

@@ -174,7 +174,7 @@ class ResultStore:
             )
             conn.execute("PRAGMA busy_timeout = 60000")
             if self._target != ":memory:":
-                conn.execute("PRAGMA journal_mode = WAL")
+                _set_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
             self._conn = conn
             for stmt in _SCHEMA:
@@ -456,3 +456,16 @@ def shared_store(url: str) -> ResultStore:
             store = ResultStore(url)
             _STORES[key] = store
         return store
+
+
+def _set_wal(conn: sqlite3.Connection, attempts: int = 50) -> None:
+    """Switch to WAL, retrying: the busy timeout does not cover this pragma when another
+    connection is creating the same new file at that moment ("database is locked")."""
+    for i in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or i == attempts - 1:
+                raise
+            time.sleep(0.1)
