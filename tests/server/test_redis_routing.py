@@ -345,3 +345,30 @@ def test_the_gateway_starts_while_redis_is_down(tmp_path: Path) -> None:
         assert gateway.register("late") and gateway.instances() == {"late": 0}
     finally:
         gateway.stop()
+
+
+def test_arena_match_with_remote_bots_writes_a_replay_through_routing(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """`arena match --routing` plays here, reaches the remote bots through their gateway's
+    Redis, and so writes a replay that `arena replay verify` accepts."""
+    stack.bot("greedy", GREEDY)
+    replay = tmp_path / "match.json"
+    res = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "match", "--routing", stack.redis.url,
+         "--seed", "9", "--max-deals", "3", "--quiet", "--replay", str(replay),
+         "remote:greedy", "greedy", "random"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr + res.stdout
+    data = rp.load(replay)
+    assert data["seats"][0] == "remote:greedy"
+    assert rp.verify(data) is None
+    verify = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "replay", "verify", str(replay)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    # Every decision of the remote seat was answered in time: no fallbacks in the replay.
+    marks = [a for d in data["deals"] for a in d["actions"] if a[0] == 0 and len(a) > 2]
+    assert marks == []
