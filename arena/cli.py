@@ -235,6 +235,8 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
     ("report", "arena.tournament.report", "report_main",
      "an HTML report with a rating plot"),
     ("watch", "arena.observability.watch", "main", "follow a match live from the gateway"),
+    ("bot", "arena.server.admin", "bot_main",
+     "register, list, revoke or rotate bots on a gateway (organiser token)"),
     ("bots", "arena.bots.cli", "bots_main",
      "list the built-in bots, or compare two on seeded games"),
 ]

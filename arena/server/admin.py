@@ -1,0 +1,100 @@
+"""``arena bot``: register, list, revoke and rotate bots on a gateway from the shell.
+
+Organisers hand tokens to bot authors; doing it from the command line (with the
+organiser token from ``ARENA_ORGANISER_TOKEN``) saves them writing a gRPC client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+import grpc
+
+from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
+
+TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="arena bot", description=__doc__.splitlines()[0])
+    p.add_argument("--gateway", default="localhost:50051", metavar="HOST:PORT",
+                   help="the gateway (default localhost:50051)")
+    p.add_argument("--token", help=f"organiser token (env {TOKEN_ENV})")
+    sub = p.add_subparsers(dest="command", required=True)
+    reg = sub.add_parser("register", help="register a bot and print its token (shown once)")
+    reg.add_argument("name")
+    rev = sub.add_parser("revoke", help="revoke a bot's token: its connections are refused")
+    rev.add_argument("name")
+    rot = sub.add_parser("rotate", help="give a bot a new token (the old one stops working)")
+    rot.add_argument("name")
+    ls = sub.add_parser("list", help="the registered bots, their instances and tokens")
+    ls.add_argument("--json", action="store_true")
+    return p
+
+
+def bot_main(argv: Sequence[str] | None = None) -> int:
+    """Exit status: 0 done, 1 the gateway refused (say why), 2 usage or no connection."""
+    args = _parser().parse_args(list(argv) if argv is not None else None)
+    token = args.token or os.environ.get(TOKEN_ENV)
+    if not token:
+        print(f"arena bot: the organiser token is needed: --token or {TOKEN_ENV}",
+              file=sys.stderr)
+        return 2
+    meta = [("authorization", f"Bearer {token}")]
+    with grpc.insecure_channel(args.gateway) as channel:
+        stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
+        try:
+            return _run(args, stub, meta)
+        except grpc.RpcError as exc:
+            code = exc.code()
+            print(f"arena bot: {args.gateway}: {code.name}: {exc.details()}", file=sys.stderr)
+            return 2 if code == grpc.StatusCode.UNAVAILABLE else 1
+
+
+def _run(args: argparse.Namespace, stub: organiser_pb2_grpc.OrganiserServiceStub,
+         meta: list[tuple[str, str]]) -> int:
+    timeout = 10.0
+    if args.command == "register":
+        r = stub.RegisterBot(organiser_pb2.RegisterBotRequest(name=args.name),
+                             metadata=meta, timeout=timeout)
+        print(f"registered {r.name}; its token (shown once, keep it):")
+        print(r.token)
+    elif args.command == "rotate":
+        r2 = stub.RotateToken(organiser_pb2.RotateTokenRequest(name=args.name),
+                              metadata=meta, timeout=timeout)
+        print(f"new token for {r2.name} (the old one no longer works):")
+        print(r2.token)
+    elif args.command == "revoke":
+        r3 = stub.RevokeToken(organiser_pb2.RevokeTokenRequest(name=args.name),
+                              metadata=meta, timeout=timeout)
+        print(f"revoked the token of {r3.name}")
+    else:
+        bots = stub.ListBots(organiser_pb2.ListBotsRequest(), metadata=meta,
+                             timeout=timeout).bots
+        rows = [
+            {
+                "name": b.name,
+                "token_active": b.token_active,
+                "instances": b.instances,
+                "pending_requests": b.pending_requests,
+                "version": b.version,
+                "registered": dt.datetime.fromtimestamp(b.created_unix_ms / 1000, dt.UTC)
+                .strftime("%Y-%m-%d %H:%M UTC"),
+            }
+            for b in bots
+        ]
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            print(f"{'bot':<20} {'token':<8} {'instances':>9} {'pending':>7}  "
+                  f"{'version':<12} registered")
+            for r in rows:
+                print(f"{r['name']:<20} {'active' if r['token_active'] else 'revoked':<8} "
+                      f"{r['instances']:>9} {r['pending_requests']:>7}  {r['version']:<12} "
+                      f"{r['registered']}")
+    return 0
