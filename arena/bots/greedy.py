@@ -52,15 +52,6 @@ WEAK_HAND = 100
 RAISE_MARGIN = 15
 
 
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 def hand_mask(names: Sequence[str]) -> int:
     m = 0
     for n in names:
