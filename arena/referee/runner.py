@@ -35,6 +35,7 @@ from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_acti
 from arena.engine.game import DealRecord, events_public
 from arena.engine.replay import replay_from_game
 from arena.observability import metrics as m
+from arena.referee.clock import PLATFORM_LIMIT_S, BotClock, LoopStalls, wait_answer
 from arena.referee.fallback import fallback_action
 from arena.referee.seats import InProcessSeat, as_seat, load_object, make_instance
 from arena.referee.types import (
@@ -55,6 +56,8 @@ OK = "ok"
 TIMEOUT = "timeout"
 ILLEGAL = "illegal"
 MALFORMED = "malformed"
+#: The platform failed to deliver the request (never charged to the seat).
+PLATFORM = "platform"
 
 COMPLETED = "completed"
 FORFEIT = "forfeit"
@@ -84,7 +87,8 @@ def match_rules(spec: MatchSpec) -> Rules:
 class _SeatState:
     """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
-    __slots__ = ("bank_ms", "in_process", "name", "seat", "stats", "tally", "wants_events")
+    __slots__ = ("bank_ms", "clocked", "in_process", "name", "seat", "stats", "tally",
+                 "wants_events")
 
     def __init__(self, seat: Seat, name: str, bank_ms: int) -> None:
         self.seat = seat
@@ -92,6 +96,7 @@ class _SeatState:
         self.bank_ms = float(bank_ms)
         self.stats = SeatStats()
         self.in_process = bool(getattr(seat, "in_process", False))
+        self.clocked = callable(getattr(seat, "decide_clocked", None))
         self.wants_events = bool(getattr(seat, "wants_events", True))
         self.tally = m.DecisionTally(seat.name or name)
 
@@ -211,34 +216,73 @@ class _Match:
             )
 
     # ------------------------------------------------------------------ decisions
-    async def ask(self, st: _SeatState, request: DecisionRequest) -> tuple[Any, str, str]:
-        """The seat's raw answer, the outcome so far and a reason when not ok."""
+    async def ask(
+        self, st: _SeatState, request: DecisionRequest
+    ) -> tuple[Any, str, str, float, float]:
+        """The seat's raw answer, the outcome so far, a reason when not ok, and the
+        seconds charged to the seat and spent by the platform."""
         if st.in_process:
+            t0 = time.perf_counter()
             try:
-                return await st.seat.decide(request), OK, ""
+                answer = await st.seat.decide(request)
             except Exception as exc:
-                return None, MALFORMED, f"the bot raised {type(exc).__name__}: {exc}"
+                return (None, MALFORMED, f"the bot raised {type(exc).__name__}: {exc}",
+                        time.perf_counter() - t0, 0.0)
+            return answer, OK, "", time.perf_counter() - t0, 0.0
         budget_s = (request.deadline_ms + request.time_bank_ms) / 1000.0
+        if st.clocked:
+            return await self._ask_clocked(st, request, budget_s)
+        t0 = time.perf_counter()
         task: asyncio.Future[Any] = asyncio.ensure_future(st.seat.decide(request))
         waiters: set[asyncio.Future[Any]] = {task}
         if self.stop_task is not None:
             waiters.add(self.stop_task)
         done, _ = await asyncio.wait(waiters, timeout=budget_s,
                                      return_when=asyncio.FIRST_COMPLETED)
+        took = time.perf_counter() - t0
         if task in done:
-            if task.cancelled():
-                return None, MALFORMED, "the seat cancelled its own decision"
-            error = task.exception()
-            if error is None:
-                return task.result(), OK, ""
-            if isinstance(error, TimeoutError):
-                return None, TIMEOUT, f"{type(error).__name__}: {error}"
-            return None, MALFORMED, f"the seat failed: {type(error).__name__}: {error}"
+            return (*self._settled(task), took, 0.0)
         task.cancel()
         self.cancelled.add(task)
         if self.stop_task is not None and self.stop_task in done:
             raise _Stop(ABORTED)
-        return None, TIMEOUT, f"no answer within {budget_s * 1000:.0f} ms"
+        return None, TIMEOUT, f"no answer within {budget_s * 1000:.0f} ms", took, 0.0
+
+    async def _ask_clocked(
+        self, st: _SeatState, request: DecisionRequest, budget_s: float
+    ) -> tuple[Any, str, str, float, float]:
+        """A seat whose transport tells when the bot's own time starts and stops."""
+        clock = BotClock(LoopStalls.current())
+        task: asyncio.Future[Any] = asyncio.ensure_future(
+            st.seat.decide_clocked(request, clock)  # type: ignore[attr-defined]
+        )
+        waited = await wait_answer(task, clock, budget_s, stop=self.stop_task)
+        if waited.answered:
+            answer, outcome, why = self._settled(task)
+            charged = clock.bot_s()
+            if outcome == TIMEOUT and clock.started is None:
+                charged = budget_s  # the transport gave up on the bot without a figure
+            return answer, outcome, why, charged, clock.platform_s()
+        task.cancel()
+        self.cancelled.add(task)
+        if waited.stopped:
+            raise _Stop(ABORTED)
+        if waited.platform_fault:
+            return (None, PLATFORM, "the platform could not deliver the request within "
+                    f"{PLATFORM_LIMIT_S:.0f} s", 0.0, clock.platform_s())
+        return (None, TIMEOUT, f"no answer within {budget_s * 1000:.0f} ms",
+                max(budget_s, clock.bot_s()), clock.platform_s())
+
+    @staticmethod
+    def _settled(task: asyncio.Future[Any]) -> tuple[Any, str, str]:
+        if task.cancelled():
+            return None, MALFORMED, "the seat cancelled its own decision"
+        error = task.exception()
+        if error is None:
+            return task.result(), OK, ""
+        if isinstance(error, TimeoutError):
+            return None, TIMEOUT, f"{type(error).__name__}: {error}"
+        return None, MALFORMED, f"the seat failed: {type(error).__name__}: {error}"
 
     async def decide(self, p: int) -> None:
         game = self.game
@@ -262,13 +306,14 @@ class _Match:
             deadline_ms=tc.decision_ms,
             time_bank_ms=int(st.bank_ms),
         )
-        t0 = time.perf_counter()
-        answer, outcome, why = await self.ask(st, request)
+        answer, outcome, why, charged_s, platform_s = await self.ask(st, request)
         t1 = time.perf_counter()
-        elapsed_ms = (t1 - t0) * 1000.0
+        elapsed_ms = charged_s * 1000.0
         over = elapsed_ms - tc.decision_ms
         if outcome == TIMEOUT:
             st.bank_ms = 0.0
+        elif outcome == PLATFORM:
+            pass
         elif over > 0:
             if over > st.bank_ms:
                 outcome, why = TIMEOUT, f"answered after {elapsed_ms:.0f} ms, over the clock"
@@ -296,9 +341,22 @@ class _Match:
         stats.think_ms_total += elapsed_ms
         if elapsed_ms > stats.think_ms_max:
             stats.think_ms_max = elapsed_ms
-        st.tally.record(outcome, elapsed_ms / 1000.0)
+        if platform_s:
+            platform_ms = platform_s * 1000.0
+            stats.platform_ms_total += platform_ms
+            if platform_ms > stats.platform_ms_max:
+                stats.platform_ms_max = platform_ms
+            st.tally.platform(platform_s)
+        st.tally.record(outcome, charged_s)
         note: str | None = None
-        if action is None:
+        if outcome == PLATFORM:
+            # Not the seat's doing: the fallback is played, but no strike is counted.
+            note = PLATFORM
+            stats.platform_faults += 1
+            log.warning("match %s: seat %d (%s): %s; fallback without a strike",
+                        self.spec.match_id, p, st.name, why)
+            action = legal[texts.index(fallback_action(texts))]
+        elif action is None:
             note = outcome
             if outcome == TIMEOUT:
                 stats.timeouts += 1

@@ -23,6 +23,7 @@ from arena.observability.exposition import MetricsSetupError, start_metrics_serv
 from arena.observability.grpc_metrics import MetricsInterceptor
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 from arena.referee.types import MatchResult
+from arena.server.admission import Admission
 from arena.server.auth import Authenticator, BotRegistry
 from arena.server.hub import BotHub
 from arena.server.interceptors import BOT_SERVICE, ORGANISER_SERVICE, TokenInterceptor
@@ -72,6 +73,7 @@ class Gateway:
         grace_s: float = DEFAULT_GRACE_S,
         on_result: ResultHook | None = None,
         routing_url: str | None = None,
+        max_matches: int = 0,
     ) -> None:
         self.generated_token = organiser_token is None
         self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
@@ -84,7 +86,12 @@ class Gateway:
         self.auth = Authenticator(self.registry, self.organiser_token)
         self.metrics = GatewayMetrics()
         self.hub = BotHub()
-        self.matches = MatchManager(self.hub, self.registry, on_result=on_result)
+        self.matches = MatchManager(
+            self.hub,
+            self.registry,
+            on_result=on_result,
+            admission=Admission(max_matches=max_matches),
+        )
         self.health = health.aio.HealthServicer()
         self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
         self._server: grpc.aio.Server | None = None
@@ -144,6 +151,7 @@ class Gateway:
         if self.routing is not None:
             await self.routing.close(min(grace, 5.0))
         await self._server.stop(grace=min(grace, 5.0))
+        await self.matches.admission.close()
         self._server = None
         self.registry.close()
 
@@ -181,6 +189,7 @@ async def serve(
     on_result: ResultHook | None = None,
     results_path: str | None = None,
     routing_url: str | None = None,
+    max_matches: int = 0,
 ) -> None:
     """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
 
@@ -202,6 +211,7 @@ async def serve(
         grace_s=grace_s,
         on_result=on_result,
         routing_url=routing_url,
+        max_matches=max_matches,
     )
     metrics_server = start_metrics_server(metrics_port, host) if metrics_port is not None else None
     try:
@@ -275,6 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="Redis URL through which tournament matches reach the bots connected here, "
         f"e.g. redis://127.0.0.1:6379/0 (env {ROUTING_ENV}; default: none)",
     )
+    parser.add_argument(
+        "--max-matches",
+        type=int,
+        default=0,
+        help="most matches played at once; more wait before their first deal (default 0: "
+        "as many as the gateway plays without falling behind, found by admission control)",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level")
     return parser
 
@@ -286,6 +303,10 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     token = args.organiser_token or os.environ.get(ORGANISER_TOKEN_ENV) or None
+    if args.max_matches < 0:
+        print("arena serve: --max-matches must not be negative (0: no fixed bound)",
+              file=sys.stderr)
+        return 2
     if args.routing:
         try:
             check_url(args.routing)
@@ -304,6 +325,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 max_message_bytes=args.max_message_bytes,
                 results_path=args.results,
                 routing_url=args.routing,
+                max_matches=args.max_matches,
             )
         )
     except (OSError, MetricsSetupError) as exc:

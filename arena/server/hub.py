@@ -24,6 +24,7 @@ from typing import Any
 
 from arena.engine import NotationError, parse_action
 from arena.proto.thousand.v1 import bot_pb2
+from arena.referee.clock import BotClock
 from arena.referee.types import JSON, DecisionRequest
 from arena.server import convert
 
@@ -57,8 +58,22 @@ class Pending:
     request: DecisionRequest
     legal: frozenset[str]
     future: asyncio.Future[str]
-    sent_at: float
+    clock: BotClock
     connection: Connection | None = None
+
+
+class Outgoing:
+    """A decision request on its way down a bot's stream, with the clock it starts.
+
+    The bot's time starts when the stream takes the request, not when the referee asked:
+    a request queued behind other messages (a busy gateway) costs the bot nothing.
+    """
+
+    __slots__ = ("clock", "message")
+
+    def __init__(self, message: bot_pb2.PlayResponse, clock: BotClock) -> None:
+        self.message = message
+        self.clock = clock
 
 
 @dataclass(eq=False)
@@ -70,7 +85,9 @@ class Connection:
     version: str
     max_matches: int
     wants_events: bool = True
-    outbox: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
+    outbox: asyncio.Queue[bot_pb2.PlayResponse | Outgoing | None] = field(
+        default_factory=asyncio.Queue
+    )
     matches: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
     closed: bool = False
@@ -80,7 +97,7 @@ class Connection:
     def has_room(self) -> bool:
         return self.max_matches <= 0 or len(self.matches) < self.max_matches
 
-    def send(self, message: bot_pb2.PlayResponse) -> None:
+    def send(self, message: bot_pb2.PlayResponse | Outgoing) -> None:
         if not self.closed:
             self.outbox.put_nowait(message)
 
@@ -98,9 +115,13 @@ class BotHub:
         self._ids = itertools.count(1)
         self._round_robin = itertools.count()
         self._versions: dict[str, str] = {}
-        #: Called with (bot, request id, outcome, seconds since sent, bot's think time in
-        #: microseconds) for every answer that reached a waiting request; for statistics.
-        self.on_answer: Callable[[str, str, Outcome, float, int], None] | None = None
+        #: Called with (bot, request id, outcome, the decision's clock, the bot's own
+        #: think time in microseconds) for every answer that reached a waiting request;
+        #: for statistics and benchmarks.
+        self.on_answer: Callable[[str, str, Outcome, BotClock, int], None] | None = None
+        #: Called with the platform delay (seconds) of every answered request: the load
+        #: signal of admission control.
+        self.on_delay: Callable[[float], None] | None = None
         #: Called with (bot, instances now connected) whenever an instance comes or goes, so
         #: that work tied to a bot being present (Redis routing) starts and stops with it.
         self.instance_listeners: list[Callable[[str, int], None]] = []
@@ -132,6 +153,11 @@ class BotHub:
         for key in [k for k, c in self._bindings.items() if c is conn]:
             del self._bindings[key]
         conn.matches.clear()
+        for request_id in conn.pending:
+            pending = self._pending.get(request_id)
+            if pending is not None:
+                # Requests it never got run on the bot's clock from now: the bot left.
+                pending.clock.start()
         if removed:
             self._notify(conn.bot)
 
@@ -218,11 +244,16 @@ class BotHub:
 
     # --- decisions --------------------------------------------------------------------
 
-    async def decide(self, bot: str, request: DecisionRequest) -> str:
+    async def decide(
+        self, bot: str, request: DecisionRequest, clock: BotClock | None = None
+    ) -> str:
         """Send a request to an instance of ``bot`` and wait for the answer text.
 
-        The caller owns the clock: it cancels this coroutine when time is up. Without a
-        connected instance the request waits for one to connect.
+        The caller owns the clock: it cancels this coroutine when time is up. ``clock`` is
+        started when the request is written to the bot's stream (or at once when no
+        instance of the bot is connected: waiting for an absent bot is the bot's time) and
+        stopped when the answer is read. Without a connected instance the request waits
+        for one to connect.
         """
         if request.request_id in self._pending:
             raise ValueError(f"request id {request.request_id!r} is already pending")
@@ -232,16 +263,23 @@ class BotHub:
             request=request,
             legal=frozenset(request.legal),
             future=loop.create_future(),
-            sent_at=0.0,
+            clock=clock if clock is not None else BotClock(),
         )
         self._pending[request.request_id] = pending
         try:
-            conn = await self._instance_for(bot, request.match_id)
+            conn = self._pick(bot, request.match_id)
+            if conn is None:
+                pending.clock.start()
+                conn = await self._instance_for(bot, request.match_id)
             pending.connection = conn
-            pending.sent_at = time.perf_counter()
             conn.pending.add(request.request_id)
             conn.send(
-                bot_pb2.PlayResponse(decision_request=convert.decision_request_to_proto(request))
+                Outgoing(
+                    bot_pb2.PlayResponse(
+                        decision_request=convert.decision_request_to_proto(request)
+                    ),
+                    pending.clock,
+                )
             )
             return await pending.future
         finally:
@@ -260,11 +298,15 @@ class BotHub:
                 reason=f"request {decision.request_id!r} is not waiting for an answer from "
                 "this bot: it was never sent to it, was already answered, or its time ran out",
             )
+        now = time.perf_counter()
+        clock = pending.clock
+        clock.stop(now)
         outcome, text, why = classify_action(decision.action, pending.legal)
-        latency = time.perf_counter() - pending.sent_at if pending.sent_at else 0.0
         pending.future.set_result(text)
+        if self.on_delay is not None:
+            self.on_delay(clock.platform_s())
         if self.on_answer is not None:
-            self.on_answer(conn.bot, decision.request_id, outcome, latency, decision.think_time_us)
+            self.on_answer(conn.bot, decision.request_id, outcome, clock, decision.think_time_us)
         if outcome is Outcome.MALFORMED:
             return bot_pb2.Error(
                 request_id=decision.request_id,
@@ -311,7 +353,11 @@ class BotHub:
 
 
 class RemoteSeat:
-    """A seat played by a bot connected to this gateway (the referee's ``Seat`` protocol)."""
+    """A seat played by a bot connected to this gateway (the referee's ``Seat`` protocol).
+
+    It keeps a fair clock (``decide_clocked``): the referee charges the bot from the moment
+    its request is written to its stream, see :mod:`arena.referee.clock`.
+    """
 
     def __init__(self, hub: BotHub, bot: str) -> None:
         self.hub = hub
@@ -320,6 +366,9 @@ class RemoteSeat:
 
     async def decide(self, request: DecisionRequest) -> str:
         return await self.hub.decide(self.bot, request)
+
+    async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
+        return await self.hub.decide(self.bot, request, clock)
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         self.hub.event(self.bot, match_id, event)

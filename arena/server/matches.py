@@ -8,6 +8,7 @@ so a spectator who starts watching late still sees the match from its first even
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import logging
@@ -21,6 +22,7 @@ import grpc
 from arena.proto.thousand.v1 import common_pb2
 from arena.referee.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
 from arena.server import convert
+from arena.server.admission import Admission
 from arena.server.auth import BotRegistry
 from arena.server.hub import BotHub, RemoteSeat
 
@@ -61,11 +63,14 @@ class MatchManager:
         registry: BotRegistry,
         on_result: ResultHook | None = None,
         keep_finished: int = 1000,
+        admission: Admission | None = None,
     ) -> None:
         self.hub = hub
         self.registry = registry
         self.on_result = on_result
         self.keep_finished = keep_finished
+        self.admission = admission if admission is not None else Admission()
+        hub.on_delay = self.admission.observe_delay
         self._matches: dict[str, RunningMatch] = {}
         self._finished_order: list[str] = []
         self._accepting = True
@@ -177,11 +182,15 @@ class MatchManager:
         async def record(event: JSON) -> None:
             await self._append(match, event)
 
+        admitted = False
         try:
+            admitted = await self._admit(match)
             match.result = await run_match(match.spec, seats, on_event=record, stop=match.stop)
         except Exception:
             log.exception("match %s failed", match.spec.match_id)
         finally:
+            if admitted:
+                self.admission.release()
             match.finished = True
             self.hub.release_match(match.spec.match_id)
             async with match.changed:
@@ -196,6 +205,22 @@ class MatchManager:
                 maybe = self.on_result(result)
                 if maybe is not None:
                     await maybe
+
+    async def _admit(self, match: RunningMatch) -> bool:
+        """Wait for admission control to give the match a place (False: stopped first,
+        and the runner then records it as aborted before its first deal)."""
+        acquire = asyncio.ensure_future(self.admission.acquire())
+        stopped = asyncio.ensure_future(match.stop.wait())
+        try:
+            await asyncio.wait({acquire, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
+            return True
+        acquire.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await acquire
+        return False
 
     async def _append(self, match: RunningMatch, event: JSON) -> None:
         match.events.append(match.encoder.encode(match.spec.match_id, event))

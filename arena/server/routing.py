@@ -42,6 +42,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
+from arena.referee.clock import BotClock, LoopStalls, wait_answer
 from arena.referee.types import JSON, DecisionRequest
 from arena.server.hub import BotHub
 from arena.tournament.routing import REPLY_TTL_S, STALE_GRACE_S, WAIT_MARGIN_S, requests_key
@@ -304,15 +305,29 @@ class RedisRouting:
             return
         reply: JSON
         log.debug("routing: asking bot %s for %s", bot, request.request_id)
-        try:
-            action = await asyncio.wait_for(
-                self.hub.decide(bot, request), budget_ms / 1000.0 + WAIT_MARGIN_S
-            )
-            reply = {"action": action}
-        except TimeoutError:
-            return  # the match stopped waiting: its referee has played the fallback
-        except Exception as exc:
+        # The bot's clock is kept here, where its stream is: it runs from the moment the
+        # request is written to the stream, and the figure goes back with the answer so
+        # that the match's referee charges only that (see arena.referee.clock).
+        clock = BotClock(LoopStalls.current())
+        task = asyncio.ensure_future(self.hub.decide(bot, request, clock))
+        budget_s = budget_ms / 1000.0
+        waited = await wait_answer(task, clock, budget_s, platform_limit_s=budget_s + WAIT_MARGIN_S)
+        timing = {
+            "bot_ms": round(clock.bot_s() * 1000.0, 3),
+            "platform_ms": round(clock.platform_s() * 1000.0, 3),
+        }
+        if not waited.answered:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+            if waited.platform_fault:
+                return  # never delivered: the match's referee sees no answer in time
+            reply = {"timeout": True, **timing}
+        elif task.exception() is not None:
+            exc = task.exception()
             reply = {"error": f"{type(exc).__name__}: {exc}"}
+        else:
+            reply = {"action": task.result(), **timing}
         log.debug("routing: bot %s answered %s: %s", bot, request.request_id, reply)
         try:
             async with self._redis().pipeline(transaction=True) as pipe:

@@ -22,7 +22,13 @@ Message format (JSON, one per list element)::
      "seat": 0, "observation": {...}, "legal": ["pass", "bid 105"], "deadline_ms": 1000,
      "time_bank_ms": 10000, "expires_at": 1700000000.5}
     {"kind": "event", "match_id": "...", "event": {"type": "deal_start", ...}}
-    reply: {"action": "bid 105"}  or  {"error": "why no action"}
+    reply: {"action": "bid 105", "bot_ms": 3.2, "platform_ms": 0.4}
+           {"timeout": true, "bot_ms": 1000.0, "platform_ms": 0.4}
+           {"error": "why no action"}
+
+``bot_ms`` is the bot's own time as the gateway measured it, from writing the request to
+the bot's stream to reading the answer; the referee charges the bot that, never the time
+the request spent in Redis or queued in a gateway (``platform_ms``).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from arena.referee.clock import BotClock
 from arena.referee.types import JSON, DecisionRequest, Seat, SeatResolver
 
 log = logging.getLogger(__name__)
@@ -92,6 +99,12 @@ class RedisRemoteSeat:
         return self._client
 
     async def decide(self, request: DecisionRequest) -> str:
+        return await self.decide_clocked(request, BotClock())
+
+    async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
+        """Ask through Redis; the gateway that holds the bot's stream keeps the bot's clock
+        and reports it with the answer, so the time in Redis and in the gateway is the
+        platform's, not the bot's."""
         client = self._redis()
         token = uuid.uuid4().hex
         budget_s = (request.deadline_ms + max(0, request.time_bank_ms)) / 1000.0
@@ -113,8 +126,14 @@ class RedisRemoteSeat:
         if item is None:
             raise RemoteTimeout(f"no gateway answered for bot '{self.bot}' in {budget_s:.1f}s")
         reply = json.loads(item[1])
+        if "bot_ms" in reply:
+            bot_s = float(reply["bot_ms"]) / 1000.0
+            total = time.perf_counter() - clock.created
+            clock.report(bot_s, max(0.0, total - bot_s))
         if "action" in reply:
             return str(reply["action"])
+        if reply.get("timeout"):
+            raise RemoteTimeout(f"bot '{self.bot}' did not answer within {budget_s:.1f}s")
         raise RemoteBotError(str(reply.get("error", "no action in reply")))
 
     async def on_event(self, match_id: str, event: JSON) -> None:
