@@ -311,6 +311,13 @@ class RedisRouting:
         clock = BotClock(LoopStalls.current())
         task = asyncio.ensure_future(self.hub.decide(bot, request, clock))
         budget_s = budget_ms / 1000.0
+        first: set[asyncio.Future[Any]] = {task, clock.started_future()}
+        await asyncio.wait(first, timeout=budget_s + WAIT_MARGIN_S,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if clock.started is not None:
+            # Tell the match its bot's time has started, so that time spent reaching the
+            # bot (Redis, this gateway's queues) is never taken for the bot's.
+            await self._push(target, {"started": True})
         waited = await wait_answer(task, clock, budget_s, platform_limit_s=budget_s + WAIT_MARGIN_S)
         timing = {
             "bot_ms": round(clock.bot_s() * 1000.0, 3),
@@ -329,6 +336,9 @@ class RedisRouting:
         else:
             reply = {"action": task.result(), **timing}
         log.debug("routing: bot %s answered %s: %s", bot, request.request_id, reply)
+        await self._push(target, reply)
+
+    async def _push(self, target: str, reply: JSON) -> None:
         try:
             async with self._redis().pipeline(transaction=True) as pipe:
                 pipe.rpush(target, json.dumps(reply, separators=(",", ":")))

@@ -22,6 +22,7 @@ Message format (JSON, one per list element)::
      "seat": 0, "observation": {...}, "legal": ["pass", "bid 105"], "deadline_ms": 1000,
      "time_bank_ms": 10000, "expires_at": 1700000000.5}
     {"kind": "event", "match_id": "...", "event": {"type": "deal_start", ...}}
+    first {"started": true}  when the request is written to the bot's stream, then
     reply: {"action": "bid 105", "bot_ms": 3.2, "platform_ms": 0.4}
            {"timeout": true, "bot_ms": 1000.0, "platform_ms": 0.4}
            {"error": "why no action"}
@@ -55,6 +56,11 @@ STALE_GRACE_S = 2.0
 #: Extra time the worker waits beyond the deadline and bank: the referee's own clock
 #: decides timeouts, this only bounds the wait if the referee does not cancel.
 WAIT_MARGIN_S = 1.0
+#: How long past the bot's budget a worker waits for the answer once a gateway said it
+#: wrote the request to the bot: the gateway answers when the bot's time is up, so this
+#: only bounds a gateway that died mid-decision (its clock may run a little over the
+#: budget, by the time its loop was stalled).
+PLATFORM_MARGIN_S = 10.0
 
 
 def requests_key(bot: str) -> str:
@@ -122,10 +128,24 @@ class RedisRemoteSeat:
             "expires_at": time.time() + budget_s,
         }
         await client.rpush(requests_key(self.bot), json.dumps(message, separators=(",", ":")))
-        item = await client.blpop([reply_key(token)], timeout=budget_s + WAIT_MARGIN_S)
+        # First the gateway says it has written the request to the bot's stream (the bot's
+        # time starts there); no gateway takes a request later than STALE_GRACE_S past its
+        # expiry, so silence until then means no gateway had the bot: the bot's timeout.
+        item = await client.blpop(
+            [reply_key(token)], timeout=budget_s + STALE_GRACE_S + WAIT_MARGIN_S
+        )
         if item is None:
             raise RemoteTimeout(f"no gateway answered for bot '{self.bot}' in {budget_s:.1f}s")
         reply = json.loads(item[1])
+        if reply.get("started"):
+            # The gateway keeps the bot's clock and always answers when it runs out; this
+            # wait only bounds a gateway that died meanwhile.
+            item = await client.blpop([reply_key(token)], timeout=budget_s + PLATFORM_MARGIN_S)
+            if item is None:
+                raise RemoteTimeout(
+                    f"the gateway serving bot '{self.bot}' went silent after sending it a request"
+                )
+            reply = json.loads(item[1])
         if "bot_ms" in reply:
             bot_s = float(reply["bot_ms"]) / 1000.0
             total = time.perf_counter() - clock.created
