@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -87,8 +88,8 @@ def match_rules(spec: MatchSpec) -> Rules:
 class _SeatState:
     """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
-    __slots__ = ("bank_ms", "clocked", "in_process", "name", "seat", "stats", "tally",
-                 "wants_events")
+    __slots__ = ("bank_ms", "clocked", "direct", "event_hook", "in_process", "name", "seat",
+                 "stats", "tally", "wants_events")
 
     def __init__(self, seat: Seat, name: str, bank_ms: int) -> None:
         self.seat = seat
@@ -99,6 +100,16 @@ class _SeatState:
         self.clocked = callable(getattr(seat, "decide_clocked", None))
         self.wants_events = bool(getattr(seat, "wants_events", True))
         self.tally = m.DecisionTally(seat.name or name)
+        #: ``decide(observation, legal)`` of an in-process bot, called with no request
+        #: object and no coroutine in between (the hot path of every tournament).
+        self.direct: Callable[[JSON, Sequence[str]], Any] | None = (
+            getattr(seat, "direct_decide", None) if self.in_process else None
+        )
+        #: A plain function taking ``(match_id, event)``, for seats whose event delivery
+        #: never waits; other seats' ``on_event`` is awaited.
+        self.event_hook: Callable[[str, JSON], None] | None = getattr(
+            seat, "on_event_nowait", None
+        )
 
 
 class RefereeError(RuntimeError):
@@ -135,6 +146,10 @@ class _Match:
             _SeatState(seat, self.names[i], self.tc.bank_ms) for i, seat in enumerate(seats)
         ]
         self.listeners = [st for st in self.states if st.wants_events]
+        self.hooks = [(st, st.event_hook) for st in self.listeners if st.event_hook is not None]
+        self.awaited = [st for st in self.listeners if st.event_hook is None]
+        #: Whether delivering an event ever has to wait (a remote seat, a spectator).
+        self.events_wait = bool(self.awaited) or on_event is not None
         self.on_event = on_event
         self.stop = stop
         self.stop_task: asyncio.Future[Any] | None = None
@@ -157,9 +172,22 @@ class _Match:
             self.deals_unflushed = 0
 
     # ------------------------------------------------------------------ events
-    async def emit(self, event: JSON) -> None:
+    def emit_now(self, event: JSON) -> None:
+        """Deliver an event to the seats that take it without waiting."""
         match_id = self.spec.match_id
-        for st in self.listeners:
+        for st, hook in self.hooks:
+            try:
+                hook(match_id, event)
+            except Exception:  # a seat that cannot take an event still plays
+                self._event_failed(f"seat {st.name}", event)
+
+    async def emit(self, event: JSON) -> None:
+        if self.hooks:
+            self.emit_now(event)
+        if not self.events_wait:
+            return
+        match_id = self.spec.match_id
+        for st in self.awaited:
             try:
                 await st.seat.on_event(match_id, event)
             except Exception:  # a seat that cannot take an event still plays
@@ -190,6 +218,13 @@ class _Match:
         """
         raw = rec.events
         if len(raw) > self.cursor:
+            if not self.listeners and not self.events_wait:
+                # Nobody follows the match: only the deal count needs the events.
+                for item in raw[self.cursor :]:
+                    if item[0] == "deal_end":
+                        self.deals_unflushed += 1
+                self.cursor = len(raw)
+                return
             shim = DealRecord(rec.index, rec.dealer, rec.deck)
             shim.events = raw[self.cursor :]
             self.cursor = len(raw)
@@ -207,7 +242,10 @@ class _Match:
                     self.deals_unflushed += 1
                 elif kind == "redeal":
                     event["deal"] = rec.index
-                await self.emit(event)
+                if self.events_wait:
+                    await self.emit(event)
+                else:
+                    self.emit_now(event)
         game = self.game
         if not self.talon_shown and game.talon_public and game.talon:
             self.talon_shown = True
@@ -295,19 +333,35 @@ class _Match:
                 f"of deal {game.deal_index - 1} but has no legal action (rules "
                 f"{self.rules.to_json()}): a rules configuration the engine cannot play"
             )
-        texts = tuple(a.text for a in legal)
+        texts = tuple([a.text for a in legal])
         self.requests += 1
-        request = DecisionRequest(
-            match_id=self.spec.match_id,
-            request_id=f"{self.spec.match_id}/{self.requests}",
-            seat=p,
-            observation=game.observation(p),
-            legal=texts,
-            deadline_ms=tc.decision_ms,
-            time_bank_ms=int(st.bank_ms),
-        )
-        answer, outcome, why, charged_s, platform_s = await self.ask(st, request)
-        t1 = time.perf_counter()
+        direct = st.direct
+        if direct is not None:
+            # An in-process bot: called as it is, timed after the fact.
+            platform_s = 0.0
+            outcome, why = OK, ""
+            t0 = time.perf_counter()
+            try:
+                answer = direct(game.observation(p), texts)
+                if type(answer) is not str and inspect.isawaitable(answer):
+                    answer = await answer
+            except Exception as exc:
+                answer, outcome = None, MALFORMED
+                why = f"the bot raised {type(exc).__name__}: {exc}"
+            t1 = time.perf_counter()
+            charged_s = t1 - t0
+        else:
+            request = DecisionRequest(
+                match_id=self.spec.match_id,
+                request_id=f"{self.spec.match_id}/{self.requests}",
+                seat=p,
+                observation=game.observation(p),
+                legal=texts,
+                deadline_ms=tc.decision_ms,
+                time_bank_ms=int(st.bank_ms),
+            )
+            answer, outcome, why, charged_s, platform_s = await self.ask(st, request)
+            t1 = time.perf_counter()
         elapsed_ms = charged_s * 1000.0
         over = elapsed_ms - tc.decision_ms
         if outcome == TIMEOUT:

@@ -372,3 +372,7 @@ class RemoteSeat:
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         self.hub.event(self.bot, match_id, event)
+
+    def on_event_nowait(self, match_id: str, event: JSON) -> None:
+        """Events only go onto the bot's outgoing queue: the referee need not wait."""
+        self.hub.event(self.bot, match_id, event)
