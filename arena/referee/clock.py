@@ -198,6 +198,31 @@ class Waited:
     platform_fault: bool = False
 
 
+class _Wake:
+    """One reusable wake-up for :func:`wait_answer`: a done-callback for the futures it
+    watches and a timer, cheaper than ``asyncio.wait`` on every decision."""
+
+    __slots__ = ("fut", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.fut: asyncio.Future[None] | None = None
+
+    def __call__(self, _done: Any = None) -> None:
+        fut = self.fut
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    async def sleep(self, timeout: float) -> None:
+        self.fut = self.loop.create_future()
+        timer = self.loop.call_later(timeout, self)
+        try:
+            await self.fut
+        finally:
+            timer.cancel()
+            self.fut = None
+
+
 async def wait_answer(
     task: asyncio.Future[Any],
     clock: BotClock,
@@ -213,49 +238,47 @@ async def wait_answer(
     cancels the task when it did not answer.
     """
     loop = asyncio.get_running_loop()
-    started = clock.started_future()
-    waiters: set[asyncio.Future[Any]] = {task}
+    wake = _Wake(loop)
+    watched: list[asyncio.Future[Any]] = [task]
     if stop is not None:
-        waiters.add(stop)
+        watched.append(stop)
     if clock.started is None:
-        waiters.add(started)
+        watched.append(clock.started_future())
+    for fut in watched:
+        fut.add_done_callback(wake)
+    try:
         limit = loop.time() + platform_limit_s
         while clock.started is None:
+            if task.done():
+                return Waited(True)
+            if stop is not None and stop.done():
+                return Waited(False, stopped=True)
             left = limit - loop.time()
             if left <= 0:
                 return Waited(False, platform_fault=True)
-            done, _ = await asyncio.wait(waiters, timeout=left,
-                                         return_when=asyncio.FIRST_COMPLETED)
-            if task in done:
-                return Waited(True)
-            if stop is not None and stop in done:
-                return Waited(False, stopped=True)
-        waiters.discard(started)
-    grace = READ_GRACE_S
-    graced = False
-    while True:
-        left = budget_s - clock.bot_s()
-        if left <= 0:
-            if graced:
-                return Waited(False)
-            # Time is up by the clock, but an answer may be waiting to be read behind the
-            # same backlog, and a stall may not be recorded yet: look once more.
-            graced = True
-            done, _ = await asyncio.wait(waiters, timeout=grace,
-                                         return_when=asyncio.FIRST_COMPLETED)
-            if task in done:
-                return Waited(True)
-            if stop is not None and stop in done:
-                return Waited(False, stopped=True)
-            continue
+            await wake.sleep(left)
+        grace = READ_GRACE_S
         graced = False
-        expected = loop.time() + left
-        done, _ = await asyncio.wait(waiters, timeout=left,
-                                     return_when=asyncio.FIRST_COMPLETED)
-        if task in done:
-            return Waited(True)
-        if stop is not None and stop in done:
-            return Waited(False, stopped=True)
-        # A timer that fired late means the loop was busy: answers may be waiting to be
-        # read behind the same backlog.
-        grace = min(READ_GRACE_MAX_S, max(grace, loop.time() - expected))
+        while True:
+            if task.done():
+                return Waited(True)
+            if stop is not None and stop.done():
+                return Waited(False, stopped=True)
+            left = budget_s - clock.bot_s()
+            if left <= 0:
+                if graced:
+                    return Waited(False)
+                # Time is up by the clock, but an answer may be waiting to be read behind
+                # the same backlog, and a stall may not be recorded yet: look once more.
+                graced = True
+                await wake.sleep(grace)
+                continue
+            graced = False
+            expected = loop.time() + left
+            await wake.sleep(left)
+            # A timer that fired late means the loop was busy: answers may be waiting to
+            # be read behind the same backlog.
+            grace = min(READ_GRACE_MAX_S, max(grace, loop.time() - expected))
+    finally:
+        for fut in watched:
+            fut.remove_done_callback(wake)

@@ -291,8 +291,11 @@ class _Match:
     ) -> tuple[Any, str, str, float, float]:
         """A seat whose transport tells when the bot's own time starts and stops."""
         clock = BotClock(LoopStalls.current())
-        task: asyncio.Future[Any] = asyncio.ensure_future(
-            st.seat.decide_clocked(request, clock)  # type: ignore[attr-defined]
+        submit = getattr(st.seat, "submit_clocked", None)
+        task: asyncio.Future[Any] = (
+            submit(request, clock)
+            if submit is not None
+            else asyncio.ensure_future(st.seat.decide_clocked(request, clock))  # type: ignore[attr-defined]
         )
         waited = await wait_answer(task, clock, budget_s, stop=self.stop_task)
         if waited.answered:

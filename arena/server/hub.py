@@ -60,6 +60,8 @@ class Pending:
     future: asyncio.Future[str]
     clock: BotClock
     connection: Connection | None = None
+    #: Waits for an instance to connect when none could take the request at once.
+    waiter: asyncio.Task[None] | None = None
 
 
 class Outgoing:
@@ -244,12 +246,12 @@ class BotHub:
 
     # --- decisions --------------------------------------------------------------------
 
-    async def decide(
+    def submit(
         self, bot: str, request: DecisionRequest, clock: BotClock | None = None
-    ) -> str:
-        """Send a request to an instance of ``bot`` and wait for the answer text.
+    ) -> asyncio.Future[str]:
+        """Send a request to an instance of ``bot``; the future gets the answer text.
 
-        The caller owns the clock: it cancels this coroutine when time is up. ``clock`` is
+        The caller owns the clock: it cancels the future when time is up. ``clock`` is
         started when the request is written to the bot's stream (or at once when no
         instance of the bot is connected: waiting for an absent bot is the bot's time) and
         stopped when the answer is read. Without a connected instance the request waits
@@ -266,26 +268,47 @@ class BotHub:
             clock=clock if clock is not None else BotClock(),
         )
         self._pending[request.request_id] = pending
-        try:
-            conn = self._pick(bot, request.match_id)
-            if conn is None:
-                pending.clock.start()
-                conn = await self._instance_for(bot, request.match_id)
-            pending.connection = conn
-            conn.pending.add(request.request_id)
-            conn.send(
-                Outgoing(
-                    bot_pb2.PlayResponse(
-                        decision_request=convert.decision_request_to_proto(request)
-                    ),
-                    pending.clock,
-                )
+        pending.future.add_done_callback(lambda _f: self._settle(pending))
+        conn = self._pick(bot, request.match_id)
+        if conn is None:
+            pending.clock.start()
+            pending.waiter = loop.create_task(self._deliver_later(pending))
+        else:
+            self._deliver(pending, conn)
+        return pending.future
+
+    async def decide(
+        self, bot: str, request: DecisionRequest, clock: BotClock | None = None
+    ) -> str:
+        """:meth:`submit` and wait; cancelling the caller withdraws the request."""
+        return await self.submit(bot, request, clock)
+
+    def _deliver(self, pending: Pending, conn: Connection) -> None:
+        pending.connection = conn
+        conn.pending.add(pending.request.request_id)
+        conn.send(
+            Outgoing(
+                bot_pb2.PlayResponse(
+                    decision_request=convert.decision_request_to_proto(pending.request)
+                ),
+                pending.clock,
             )
-            return await pending.future
-        finally:
-            self._pending.pop(request.request_id, None)
-            if pending.connection is not None:
-                pending.connection.pending.discard(request.request_id)
+        )
+
+    async def _deliver_later(self, pending: Pending) -> None:
+        conn = await self._instance_for(pending.bot, pending.request.match_id)
+        if not pending.future.done():
+            self._deliver(pending, conn)
+
+    def _settle(self, pending: Pending) -> None:
+        """The request is answered, timed out or withdrawn: forget it."""
+        request_id = pending.request.request_id
+        if self._pending.get(request_id) is pending:
+            del self._pending[request_id]
+        if pending.connection is not None:
+            pending.connection.pending.discard(request_id)
+        if pending.waiter is not None and not pending.waiter.done():
+            pending.waiter.cancel()
 
     def answer(self, conn: Connection, decision: bot_pb2.Decision) -> bot_pb2.Error | None:
         """Deliver a bot's decision to the waiting referee, judging it on the way; the
@@ -369,6 +392,10 @@ class RemoteSeat:
 
     async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
         return await self.hub.decide(self.bot, request, clock)
+
+    def submit_clocked(self, request: DecisionRequest, clock: BotClock) -> asyncio.Future[str]:
+        """The request on its way, as a future (no coroutine per decision)."""
+        return self.hub.submit(self.bot, request, clock)
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         self.hub.event(self.bot, match_id, event)
