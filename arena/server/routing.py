@@ -30,6 +30,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import secrets
+import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -45,7 +48,13 @@ from redis.exceptions import RedisError
 from arena.referee.clock import BotClock, LoopStalls, wait_answer
 from arena.referee.types import JSON, DecisionRequest
 from arena.server.hub import BotHub
-from arena.tournament.routing import REPLY_TTL_S, STALE_GRACE_S, WAIT_MARGIN_S, requests_key
+from arena.tournament.routing import (
+    REPLY_TTL_S,
+    STALE_GRACE_S,
+    WAIT_MARGIN_S,
+    lease_key,
+    requests_key,
+)
 
 log = logging.getLogger("arena.server.routing")
 
@@ -60,6 +69,26 @@ FORGET_AFTER_END_S = 10.0
 FORGET_IDLE_S = 900.0
 SWEEP_EVERY_S = 60.0
 URL_SCHEMES = ("redis", "rediss", "unix")
+#: How long a gateway's claim on a bot lasts unless renewed: a gateway that dies without
+#: releasing it is replaced by a standing-by gateway after this long.
+LEASE_S = 3.0
+
+#: Take the lease if nobody holds it, or renew it if we do; 1 when ours afterwards.
+_TAKE_LEASE = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false or holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+#: Release the lease, only if it is still ours.
+_DROP_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
 
 
 class RoutingConfigError(ValueError):
@@ -103,9 +132,22 @@ class RedisRouting:
     messages and :meth:`close` waits for the answers still in flight.
     """
 
-    def __init__(self, hub: BotHub, url: str, *, poll_s: float = POLL_S) -> None:
+    def __init__(
+        self,
+        hub: BotHub,
+        url: str,
+        *,
+        poll_s: float = POLL_S,
+        lease_s: float = LEASE_S,
+        gateway_id: str | None = None,
+    ) -> None:
         self.hub = hub
         self.url = check_url(url)
+        self.lease_s = lease_s
+        #: Who holds a bot's lease: unique per gateway process, readable in Redis.
+        self.gateway_id = gateway_id or (
+            f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        )
         self.shown_url = safe_url(url)
         self.poll_s = poll_s
         self._client: aioredis.Redis[bytes] | None = None
@@ -206,14 +248,38 @@ class RedisRouting:
 
     async def _run(self, pump: _Pump) -> None:
         key = requests_key(pump.bot)
-        log.info("routing: serving requests for bot %s from %s", pump.bot, key)
+        lease = lease_key(pump.bot)
         delay = RETRY_INITIAL_S
+        holding = False
+        renewed = 0.0
         try:
             while not pump.stop.is_set():
                 try:
+                    now = time.monotonic()
+                    if not holding or now - renewed > self.lease_s / 3:
+                        # One gateway serves a bot at a time, so that every match's events
+                        # and requests reach the same stream in order; the others stand by
+                        # and take over when the lease is released or runs out.
+                        got = await self._redis().eval(  # type: ignore[no-untyped-call]
+                            _TAKE_LEASE, 1, lease, self.gateway_id, int(self.lease_s * 1000)
+                        )
+                        renewed = now
+                        if bool(got) != holding:
+                            holding = bool(got)
+                            log.info(
+                                "routing: %s requests for bot %s from %s",
+                                "serving" if holding else "standing by for",
+                                pump.bot,
+                                key,
+                            )
+                    if not holding:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(pump.stop.wait(), self.poll_s)
+                        continue
                     item = await self._redis().blpop([key], timeout=self.poll_s)
                 except (RedisError, OSError) as exc:
                     self._lost(exc)
+                    holding = False
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(pump.stop.wait(), delay)
                     delay = min(delay * 2, RETRY_MAX_S)
@@ -230,6 +296,11 @@ class RedisRouting:
             self._stopping.discard(pump)
             if self._pumps.get(pump.bot) is pump:  # failed rather than stopped
                 del self._pumps[pump.bot]
+            if holding:
+                with contextlib.suppress(RedisError, OSError):
+                    await self._redis().eval(  # type: ignore[no-untyped-call]
+                        _DROP_LEASE, 1, lease, self.gateway_id
+                    )
             log.info("routing: stopped serving requests for bot %s", pump.bot)
 
     def _lost(self, exc: BaseException) -> None:

@@ -67,6 +67,11 @@ def requests_key(bot: str) -> str:
     return f"{KEY_PREFIX}:bot:{bot}:requests"
 
 
+def lease_key(bot: str) -> str:
+    """Which gateway serves the bot now (its id, with an expiry the gateway renews)."""
+    return f"{KEY_PREFIX}:bot:{bot}:gateway"
+
+
 def reply_key(token: str) -> str:
     return f"{KEY_PREFIX}:reply:{token}"
 
