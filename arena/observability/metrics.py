@@ -71,7 +71,8 @@ DECISIONS_TOTAL: Final = Counter(
     "arena_decisions_total",
     "Decisions requested from bots, by how they ended: ok, timeout (deadline and time bank "
     "spent), illegal (a well-formed but illegal action), malformed (unparseable reply) or "
-    "platform (the platform could not deliver the request; never charged to the bot).",
+    "platform (the platform could not carry the request, which was asked again; never "
+    "charged to the bot).",
     ["bot", "outcome"],
 )
 DECISION_LATENCY_SECONDS: Final = Histogram(

@@ -113,6 +113,12 @@ _WATCHERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopStalls] = (
 )
 
 
+class PlatformError(RuntimeError):
+    """A seat's transport could not carry the decision (Redis unreachable, the gateway
+    holding the bot died): nobody's fault at the table, so the referee asks again once the
+    platform is back, rather than playing a move for the seat or counting a strike."""
+
+
 class BotClock:
     """When one decision's bot time started and stopped (``time.perf_counter`` seconds)."""
 

@@ -36,7 +36,13 @@ from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_acti
 from arena.engine.game import DealRecord, events_public
 from arena.engine.replay import replay_from_game
 from arena.observability import metrics as m
-from arena.referee.clock import PLATFORM_LIMIT_S, BotClock, LoopStalls, wait_answer
+from arena.referee.clock import (
+    PLATFORM_LIMIT_S,
+    BotClock,
+    LoopStalls,
+    PlatformError,
+    wait_answer,
+)
 from arena.referee.fallback import fallback_action
 from arena.referee.seats import InProcessSeat, as_seat, load_object, make_instance
 from arena.referee.types import (
@@ -57,8 +63,13 @@ OK = "ok"
 TIMEOUT = "timeout"
 ILLEGAL = "illegal"
 MALFORMED = "malformed"
-#: The platform failed to deliver the request (never charged to the seat).
+#: The platform failed to carry the request (never charged to the seat: asked again).
 PLATFORM = "platform"
+#: How long a match waits out a platform outage, asking again after pauses that grow
+#: from PLATFORM_RETRY_S to PLATFORM_RETRY_MAX_S, before it gives up.
+PLATFORM_OUTAGE_S = 300.0
+PLATFORM_RETRY_S = 0.5
+PLATFORM_RETRY_MAX_S = 10.0
 
 COMPLETED = "completed"
 FORFEIT = "forfeit"
@@ -114,6 +125,11 @@ class _SeatState:
 
 class RefereeError(RuntimeError):
     """The match cannot go on for a reason no seat caused (the match ends as an error)."""
+
+
+class PlatformUnavailable(RefereeError):
+    """The platform could not reach a seat for longer than the match waits out an outage;
+    the match is not over, and an executor may play it again from the start."""
 
 
 class _Stop(Exception):
@@ -303,6 +319,8 @@ class _Match:
             charged = clock.bot_s()
             if outcome == TIMEOUT and clock.started is None:
                 charged = budget_s  # the transport gave up on the bot without a figure
+            elif outcome == PLATFORM:
+                charged = 0.0
             return answer, outcome, why, charged, clock.platform_s()
         task.cancel()
         self.cancelled.add(task)
@@ -321,9 +339,60 @@ class _Match:
         error = task.exception()
         if error is None:
             return task.result(), OK, ""
+        if isinstance(error, PlatformError):
+            return None, PLATFORM, str(error)
         if isinstance(error, TimeoutError):
             return None, TIMEOUT, f"{type(error).__name__}: {error}"
         return None, MALFORMED, f"the seat failed: {type(error).__name__}: {error}"
+
+    async def _ask_remote(
+        self, p: int, st: _SeatState, texts: tuple[str, ...]
+    ) -> tuple[Any, str, str, float, float]:
+        """Ask a remote seat; when the platform fails to carry the question (Redis down,
+        the gateway holding the bot gone), ask again with a fresh request, after a growing
+        pause, for up to ``PLATFORM_OUTAGE_S``: an outage costs the match time, never a
+        move or a strike. After that the match cannot go on (:class:`PlatformUnavailable`)."""
+        first = time.perf_counter()
+        pause = PLATFORM_RETRY_S
+        platform_total = 0.0
+        while True:
+            self.requests += 1
+            request = DecisionRequest(
+                match_id=self.spec.match_id,
+                request_id=f"{self.spec.match_id}/{self.requests}",
+                seat=p,
+                observation=self.game.observation(p),
+                legal=texts,
+                deadline_ms=self.tc.decision_ms,
+                time_bank_ms=int(st.bank_ms),
+            )
+            answer, outcome, why, charged_s, platform_s = await self.ask(st, request)
+            platform_total += platform_s
+            if outcome != PLATFORM:
+                return answer, outcome, why, charged_s, platform_total
+            st.stats.platform_faults += 1
+            st.tally.record(PLATFORM, 0.0)
+            waited = time.perf_counter() - first
+            if waited >= PLATFORM_OUTAGE_S:
+                raise PlatformUnavailable(
+                    f"match {self.spec.match_id}: seat {p} ({st.name}) could not be asked "
+                    f"for {waited:.0f} s: {why}"
+                )
+            if st.stats.platform_faults == 1 or pause >= PLATFORM_RETRY_MAX_S:
+                log.warning("match %s: seat %d (%s): %s; asking again in %.1f s",
+                            self.spec.match_id, p, st.name, why, pause)
+            await self._pause(pause)
+            platform_total += pause
+            pause = min(pause * 2, PLATFORM_RETRY_MAX_S)
+
+    async def _pause(self, seconds: float) -> None:
+        if self.stop_task is None:
+            await asyncio.sleep(seconds)
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.stop_task), seconds)
+        if self.stop_task.done():
+            raise _Stop(ABORTED)
 
     async def decide(self, p: int) -> None:
         game = self.game
@@ -337,10 +406,10 @@ class _Match:
                 f"{self.rules.to_json()}): a rules configuration the engine cannot play"
             )
         texts = tuple([a.text for a in legal])
-        self.requests += 1
         direct = st.direct
         if direct is not None:
             # An in-process bot: called as it is, timed after the fact.
+            self.requests += 1
             platform_s = 0.0
             outcome, why = OK, ""
             t0 = time.perf_counter()
@@ -354,23 +423,12 @@ class _Match:
             t1 = time.perf_counter()
             charged_s = t1 - t0
         else:
-            request = DecisionRequest(
-                match_id=self.spec.match_id,
-                request_id=f"{self.spec.match_id}/{self.requests}",
-                seat=p,
-                observation=game.observation(p),
-                legal=texts,
-                deadline_ms=tc.decision_ms,
-                time_bank_ms=int(st.bank_ms),
-            )
-            answer, outcome, why, charged_s, platform_s = await self.ask(st, request)
+            answer, outcome, why, charged_s, platform_s = await self._ask_remote(p, st, texts)
             t1 = time.perf_counter()
         elapsed_ms = charged_s * 1000.0
         over = elapsed_ms - tc.decision_ms
         if outcome == TIMEOUT:
             st.bank_ms = 0.0
-        elif outcome == PLATFORM:
-            pass
         elif over > 0:
             if over > st.bank_ms:
                 outcome, why = TIMEOUT, f"answered after {elapsed_ms:.0f} ms, over the clock"
@@ -406,14 +464,7 @@ class _Match:
             st.tally.platform(platform_s)
         st.tally.record(outcome, charged_s)
         note: str | None = None
-        if outcome == PLATFORM:
-            # Not the seat's doing: the fallback is played, but no strike is counted.
-            note = PLATFORM
-            stats.platform_faults += 1
-            log.warning("match %s: seat %d (%s): %s; fallback without a strike",
-                        self.spec.match_id, p, st.name, why)
-            action = legal[texts.index(fallback_action(texts))]
-        elif action is None:
+        if action is None:
             note = outcome
             if outcome == TIMEOUT:
                 stats.timeouts += 1

@@ -43,6 +43,8 @@ ROUTING_ENV = "ARENA_ROUTING_URL"
 #: still refuses a flood early (RESOURCE_EXHAUSTED).
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
 DEFAULT_GRACE_S = 30.0
+#: What bots are told when a gateway that is one of several stops (UNAVAILABLE: retry).
+SHED_REASON = "this gateway is shutting down: connect to another gateway of the arena"
 HEALTH_SERVICE = "grpc.health.v1.Health"
 
 
@@ -91,6 +93,7 @@ class Gateway:
             self.registry,
             on_result=on_result,
             admission=Admission(max_matches=max_matches),
+            routing_url=routing_url,
         )
         self.health = health.aio.HealthServicer()
         self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
@@ -144,12 +147,23 @@ class Gateway:
             return
         grace = self.grace_s if grace_s is None else grace_s
         await self.health.enter_graceful_shutdown()
-        if self.routing is not None:
-            # Take no more routed requests: they could not be answered after the streams close.
-            self.routing.stop_taking()
-        await self.matches.drain(grace)
-        if self.routing is not None:
+        if self.routing is not None and await self.routing.others_up():
+            # Several gateways serve one pool of bots: hand ours over. Take no more routed
+            # requests (the bots' leases go to a gateway standing by), answer those in
+            # flight, then send the bots away; they reconnect to another gateway, and this
+            # gateway's own matches reach them there through Redis while they finish.
+            self.matches.stop_accepting()
             await self.routing.close(min(grace, 5.0))
+            moved = self.hub.shed(SHED_REASON)
+            log.info("sent %d bot sessions to the other gateways; finishing our matches", moved)
+            await self.matches.drain(grace)
+        else:
+            if self.routing is not None:
+                # The only gateway: nobody could take routed requests or our bots.
+                self.routing.stop_taking()
+            await self.matches.drain(grace)
+            if self.routing is not None:
+                await self.routing.close(min(grace, 5.0))
         await self._server.stop(grace=min(grace, 5.0))
         await self.matches.admission.close()
         self._server = None

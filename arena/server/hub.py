@@ -24,7 +24,7 @@ from typing import Any
 
 from arena.engine import NotationError, parse_action
 from arena.proto.thousand.v1 import bot_pb2
-from arena.referee.clock import BotClock
+from arena.referee.clock import BotClock, PlatformError
 from arena.referee.types import JSON, DecisionRequest
 from arena.server import convert
 
@@ -94,6 +94,8 @@ class Connection:
     pending: set[str] = field(default_factory=set)
     closed: bool = False
     kicked_reason: str | None = None
+    #: Set when the gateway sends its bots away to another gateway (UNAVAILABLE).
+    shed_reason: str | None = None
     failure: str | None = None
 
     def has_room(self) -> bool:
@@ -112,6 +114,8 @@ class BotHub:
         self._pending: dict[str, Pending] = {}
         self._bindings: dict[tuple[str, str], Connection] = {}
         self._last_event: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self._next_sequence: dict[tuple[str, str], int] = {}
+        self._ended: set[tuple[str, str]] = set()
         self._encoders: dict[tuple[str, str], convert.EventEncoder] = {}
         self._waiters: dict[str, asyncio.Event] = {}
         self._ids = itertools.count(1)
@@ -177,6 +181,22 @@ class BotHub:
             self.disconnect(conn)
         return len(conns)
 
+    def shed(self, reason: str) -> int:
+        """End every session with UNAVAILABLE: the gateway is stopping and its bots should
+        reconnect to another gateway; how many sessions there were."""
+        conns = [c for conns in self._connections.values() for c in conns]
+        for conn in conns:
+            conn.shed_reason = reason
+            conn.outbox.put_nowait(None)
+            # Questions in flight were the platform's to lose: the referee asks them again,
+            # through another gateway, instead of timing the bot out.
+            for request_id in list(conn.pending):
+                pending = self._pending.get(request_id)
+                if pending is not None and not pending.future.done():
+                    pending.future.set_exception(PlatformError(reason))
+            self.disconnect(conn)
+        return len(conns)
+
     def instances(self, bot: str) -> int:
         return len(self._connections.get(bot, []))
 
@@ -227,6 +247,8 @@ class BotHub:
         for key in [k for k in self._last_event if k[1] == match_id]:
             self._encoders.pop(key, None)
             self._last_event.pop(key, None)
+            self._next_sequence.pop(key, None)
+            self._ended.discard(key)
 
     def forget(
         self, bot: str, match_id: str, *, if_last: Mapping[str, Any] | None = None
@@ -239,6 +261,8 @@ class BotHub:
             return
         self._last_event.pop(key, None)
         self._encoders.pop(key, None)
+        self._next_sequence.pop(key, None)
+        self._ended.discard(key)
         conn = self._bindings.pop(key, None)
         if conn is not None:
             conn.matches.discard(match_id)
@@ -350,16 +374,32 @@ class BotHub:
 
     # --- events -----------------------------------------------------------------------
 
-    def event(self, bot: str, match_id: str, event: Mapping[str, Any]) -> None:
+    def event(
+        self, bot: str, match_id: str, event: Mapping[str, Any], sequence: int | None = None
+    ) -> None:
         """Forward a public event to the instance holding the match for this bot.
 
-        A bot sitting in several seats of one match is told once per event.
+        A bot sitting in several seats of one match is told once per event. ``sequence``
+        is the event's number in the match when the match numbers its events itself (it
+        runs elsewhere and may reach the bot through more than one gateway over its life).
         """
         key = (bot, match_id)
-        if self._last_event.get(key) is event or self._last_event.get(key) == event:
+        if sequence is not None:
+            if sequence == 0 and event.get("type") == "match_start" and key in self._ended:
+                # The same match id played again (a tournament resumed, a test rerun).
+                self._ended.discard(key)
+                self._next_sequence.pop(key, None)
+            if sequence < self._next_sequence.get(key, 0):
+                return  # told already (the bot's other seat forwarded it too)
+            self._next_sequence[key] = sequence + 1
+            if event.get("type") == "match_end":
+                self._ended.add(key)
+        elif self._last_event.get(key) is event or self._last_event.get(key) == event:
             return
         self._last_event[key] = event
         encoder = self._encoders.setdefault(key, convert.EventEncoder())
+        if sequence is not None:
+            encoder.sequence = sequence
         conn = self._pick(bot, match_id)
         if conn is None or not conn.wants_events:
             encoder.skip(event)  # numbering stays the same for every listener

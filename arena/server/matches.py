@@ -64,7 +64,11 @@ class MatchManager:
         on_result: ResultHook | None = None,
         keep_finished: int = 1000,
         admission: Admission | None = None,
+        routing_url: str | None = None,
     ) -> None:
+        #: With Redis routing (several gateways serving one pool of bots), a match's bots
+        #: are reached here or through Redis, wherever they are connected.
+        self.routing_url = routing_url
         self.hub = hub
         self.registry = registry
         self.on_result = on_result
@@ -89,6 +93,10 @@ class MatchManager:
         name = ref.removeprefix(REMOTE_PREFIX)
         if not self.registry.exists(name):
             raise ValueError(f"no bot named {name!r} is registered with this gateway")
+        if self.routing_url is not None:
+            from arena.server.routing import HybridSeat
+
+            return HybridSeat(self.hub, name, self.routing_url)
         return RemoteSeat(self.hub, name)
 
     def _rules(self, preset: str, options: dict[str, Any]) -> JSON:
@@ -271,6 +279,10 @@ class MatchManager:
 
     def running(self) -> int:
         return sum(1 for m in self._matches.values() if not m.finished)
+
+    def stop_accepting(self) -> None:
+        """Refuse new matches from now on (the gateway is stopping)."""
+        self._accepting = False
 
     async def drain(self, grace_s: float) -> None:
         """Refuse new matches, let running ones finish for ``grace_s``, then stop the rest

@@ -37,7 +37,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -47,13 +47,16 @@ from redis.exceptions import RedisError
 
 from arena.referee.clock import BotClock, LoopStalls, wait_answer
 from arena.referee.types import JSON, DecisionRequest
-from arena.server.hub import BotHub
+from arena.server.hub import BotHub, RemoteSeat
 from arena.tournament.routing import (
     REPLY_TTL_S,
     STALE_GRACE_S,
     WAIT_MARGIN_S,
+    RedisRemoteSeat,
+    gateway_key,
     lease_key,
     requests_key,
+    safe_redis_url,
 )
 
 log = logging.getLogger("arena.server.routing")
@@ -107,14 +110,7 @@ def check_url(url: str) -> str:
 
 def safe_url(url: str) -> str:
     """The URL with any password replaced, fit for a log line."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    return safe_redis_url(url)
 
 
 @dataclass(eq=False)
@@ -158,6 +154,7 @@ class RedisRouting:
         self._last_sweep = time.monotonic()
         self._down_since: float | None = None
         self._taking = False
+        self._heartbeat: asyncio.Task[None] | None = None
         #: Messages handed to the hub, by kind; for tests and the log line at shutdown.
         self.counts: dict[str, int] = {"decide": 0, "event": 0, "stale": 0, "malformed": 0}
 
@@ -192,6 +189,28 @@ class RedisRouting:
         self.hub.instance_listeners.append(self._instances_changed)
         for bot in self.hub.connected_bots():
             self._instances_changed(bot, self.hub.instances(bot))
+        self._heartbeat = asyncio.get_running_loop().create_task(
+            self._beat(), name="routing heartbeat"
+        )
+
+    async def _beat(self) -> None:
+        """Say in Redis that this gateway is up, so that a gateway that stops knows whether
+        another one can take its bots."""
+        key = gateway_key(self.gateway_id)
+        while True:
+            with contextlib.suppress(RedisError, OSError):
+                await self._redis().set(key, str(time.time()), px=int(self.lease_s * 1000))
+            await asyncio.sleep(self.lease_s / 3)
+
+    async def others_up(self) -> list[str]:
+        """Ids of the other gateways routing through this Redis now."""
+        mine = gateway_key(self.gateway_id)
+        try:
+            keys = [k async for k in self._redis().scan_iter(match=gateway_key("*"))]
+        except (RedisError, OSError):
+            return []
+        prefix = len(gateway_key(""))
+        return sorted(k.decode()[prefix:] for k in keys if k.decode() != mine)
 
     def stop_taking(self) -> None:
         """Pop nothing more (the gateway is shutting down); answers in flight go on."""
@@ -204,6 +223,13 @@ class RedisRouting:
     async def close(self, timeout: float = 5.0) -> None:
         """Stop the pumps, give answers in flight up to ``timeout`` seconds, drop the rest."""
         self.stop_taking()
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+            self._heartbeat = None
+            with contextlib.suppress(RedisError, OSError):
+                await self._redis().delete(gateway_key(self.gateway_id))
         pumps = [p.task for p in self._stopping if p.task is not None]
         if pumps:
             await asyncio.wait(pumps, timeout=self.poll_s + 5.0)
@@ -340,7 +366,10 @@ class RedisRouting:
                 self.counts["malformed"] += 1
                 return
             self.counts["event"] += 1
-            self.hub.event(bot, match_id, event)
+            sequence = message.get("sequence")
+            self.hub.event(
+                bot, match_id, event, sequence if isinstance(sequence, int) else None
+            )
             if event.get("type") == "match_end":
                 self._forget_later(bot, match_id, event)
         elif kind == "decide":
@@ -438,3 +467,50 @@ class RedisRouting:
             if now - seen > FORGET_IDLE_S:
                 del self._seen[(bot, match_id)]
                 self.hub.forget(bot, match_id)
+
+
+class HybridSeat:
+    """A seat of a match played in this gateway, for a bot that may be here or elsewhere.
+
+    With several gateways serving one pool of bots, the bot of a match started here may be
+    connected to another gateway, or move there mid-match (this gateway is stopping and
+    sent its bots away). Each decision and event goes straight to the bot's stream when it
+    has an instance here, and through Redis to whichever gateway serves it otherwise. The
+    seat numbers the events itself, so the bot sees one gapless sequence either way.
+    """
+
+    def __init__(self, hub: BotHub, bot: str, redis_url: str) -> None:
+        self.hub = hub
+        self.bot = bot
+        self.name = bot
+        self.local = RemoteSeat(hub, bot)
+        self.far = RedisRemoteSeat(redis_url, bot)
+        self._sequences: dict[str, int] = {}
+
+    def _here(self) -> bool:
+        return self.hub.instances(self.bot) > 0
+
+    def submit_clocked(self, request: DecisionRequest, clock: BotClock) -> asyncio.Future[str]:
+        if self._here():
+            return self.local.submit_clocked(request, clock)
+        return asyncio.ensure_future(self.far.decide_clocked(request, clock))
+
+    async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
+        return await self.submit_clocked(request, clock)
+
+    async def decide(self, request: DecisionRequest) -> str:
+        return await self.submit_clocked(request, BotClock())
+
+    async def on_event(self, match_id: str, event: JSON) -> None:
+        sequence = self._sequences.get(match_id, 0)
+        self._sequences[match_id] = sequence + 1
+        if self._here():
+            self.hub.event(self.bot, match_id, event, sequence)
+        else:
+            await self.far.send_event(match_id, event, sequence)
+        if event.get("type") == "match_end":
+            self._sequences.pop(match_id, None)
+            await self.far.aclose()
+
+    async def aclose(self) -> None:
+        await self.far.aclose()

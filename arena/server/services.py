@@ -102,6 +102,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 await context.write(message)
             if conn.kicked_reason is not None:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, conn.kicked_reason)
+            if conn.shed_reason is not None:
+                await context.abort(grpc.StatusCode.UNAVAILABLE, conn.shed_reason)
             if conn.failure is not None:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, conn.failure)
         finally:

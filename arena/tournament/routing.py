@@ -41,10 +41,12 @@ import logging
 import time
 import uuid
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
-from arena.referee.clock import BotClock
+from arena.referee.clock import BotClock, PlatformError
 from arena.referee.types import JSON, DecisionRequest, Seat, SeatResolver
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,22 @@ PLATFORM_MARGIN_S = 10.0
 
 def requests_key(bot: str) -> str:
     return f"{KEY_PREFIX}:bot:{bot}:requests"
+
+
+def safe_redis_url(url: str) -> str:
+    """The URL without its password, fit for a message."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def gateway_key(gateway_id: str) -> str:
+    """Present while the gateway with this id is up (it renews the key's expiry)."""
+    return f"{KEY_PREFIX}:gateway:{gateway_id}"
 
 
 def lease_key(bot: str) -> str:
@@ -99,6 +117,9 @@ class RedisRemoteSeat:
         self.forward_events = forward_events
         self._client: aioredis.Redis[bytes] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._sequences: dict[str, int] = {}
+        self._backlog: list[str] = []
+        self._backlog_warned = False
 
     def _redis(self) -> aioredis.Redis[bytes]:
         loop = asyncio.get_running_loop()
@@ -115,7 +136,24 @@ class RedisRemoteSeat:
     async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
         """Ask through Redis; the gateway that holds the bot's stream keeps the bot's clock
         and reports it with the answer, so the time in Redis and in the gateway is the
-        platform's, not the bot's."""
+        platform's, not the bot's.
+
+        A Redis that cannot be reached, or a gateway that holds the bot's lease but does
+        not take the request (it died), is the platform's failure (:class:`PlatformError`:
+        the fallback, no strike); a bot that no gateway serves has simply not answered.
+        """
+        try:
+            return await self._ask(request, clock)
+        except TimeoutError:  # the bot's (an OSError, but not the network's)
+            raise
+        except (RedisError, OSError) as exc:
+            raise PlatformError(
+                f"Redis at {safe_redis_url(self.redis_url)} is unreachable "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
+
+    async def _ask(self, request: DecisionRequest, clock: BotClock) -> str:
+        await self._flush_backlog()  # the bot hears what happened before it is asked
         client = self._redis()
         token = uuid.uuid4().hex
         budget_s = (request.deadline_ms + max(0, request.time_bank_ms)) / 1000.0
@@ -140,6 +178,12 @@ class RedisRemoteSeat:
             [reply_key(token)], timeout=budget_s + STALE_GRACE_S + WAIT_MARGIN_S
         )
         if item is None:
+            holder = await client.get(lease_key(self.bot))
+            if holder is not None:
+                raise PlatformError(
+                    f"gateway {holder.decode(errors='replace')} serves bot '{self.bot}' but "
+                    "did not take its request"
+                )
             raise RemoteTimeout(f"no gateway answered for bot '{self.bot}' in {budget_s:.1f}s")
         reply = json.loads(item[1])
         if reply.get("started"):
@@ -147,7 +191,7 @@ class RedisRemoteSeat:
             # wait only bounds a gateway that died meanwhile.
             item = await client.blpop([reply_key(token)], timeout=budget_s + PLATFORM_MARGIN_S)
             if item is None:
-                raise RemoteTimeout(
+                raise PlatformError(
                     f"the gateway serving bot '{self.bot}' went silent after sending it a request"
                 )
             reply = json.loads(item[1])
@@ -162,13 +206,38 @@ class RedisRemoteSeat:
         raise RemoteBotError(str(reply.get("error", "no action in reply")))
 
     async def on_event(self, match_id: str, event: JSON) -> None:
+        # Numbered here, at the source: whichever gateway delivers an event (a gateway may
+        # take over a bot mid-match) gives it the same sequence number, and a bot seated
+        # twice, whose seats both forward every event, is told each number once.
+        sequence = self._sequences.get(match_id, 0)
+        self._sequences[match_id] = sequence + 1
         if self.forward_events:
-            message = {"kind": "event", "match_id": match_id, "event": event}
-            await self._redis().rpush(
-                requests_key(self.bot), json.dumps(message, separators=(",", ":"))
-            )
+            await self.send_event(match_id, event, sequence)
         if event.get("type") == "match_end":
+            self._sequences.pop(match_id, None)
+            if self._backlog:
+                log.warning("bot %s misses the last %d events of match %s: Redis is away",
+                            self.bot, len(self._backlog), match_id)
+                self._backlog.clear()
             await self.aclose()
+
+    async def send_event(self, match_id: str, event: JSON, sequence: int) -> None:
+        """Put one numbered event on the bot's list. While Redis cannot be reached events
+        wait here, in order, and go out before anything else once it is back."""
+        message = {"kind": "event", "match_id": match_id, "event": event, "sequence": sequence}
+        self._backlog.append(json.dumps(message, separators=(",", ":")))
+        try:
+            await self._flush_backlog()
+        except (RedisError, OSError) as exc:
+            if not self._backlog_warned:
+                self._backlog_warned = True
+                log.warning("events for bot %s wait for Redis: %s", self.bot, exc)
+
+    async def _flush_backlog(self) -> None:
+        while self._backlog:
+            await self._redis().rpush(requests_key(self.bot), self._backlog[0])
+            self._backlog.pop(0)
+        self._backlog_warned = False
 
     async def aclose(self) -> None:
         client, self._client, self._loop = self._client, None, None

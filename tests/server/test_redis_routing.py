@@ -449,3 +449,48 @@ def test_the_gateway_says_when_the_bots_time_starts(stack: Stack) -> None:
     reply = json.loads(second[1])
     assert reply["action"] in {"pass", "bid 110"}
     assert 0 <= reply["bot_ms"] < 5000 and reply["platform_ms"] >= 0
+
+
+def test_a_redis_restart_mid_match_costs_time_not_moves(stack: Stack, tmp_path: Path) -> None:
+    """Redis goes away in the middle of a routed match and comes back: the decisions that
+    could not travel are asked again once it is back, so the match ends with no fallback
+    move and no strike, and its replay verifies."""
+    from arena.referee.runner import run_match_sync
+    from arena.referee.types import MatchSpec, TimeControl
+    from arena.tournament.routing import routing_resolver
+
+    for name in ("x", "y", "z"):
+        stack.bot(name, GREEDY)
+    spec = MatchSpec(
+        match_id="m-outage",
+        rules={"preset": "classic"},
+        seed="outage",
+        bots=("remote:x", "remote:y", "remote:z"),
+        time_control=TimeControl(decision_ms=2000, bank_ms=0, strike_limit=1),
+        max_deals=60,
+    )
+    out: dict[str, Any] = {}
+
+    def play() -> None:
+        try:
+            out["result"] = run_match_sync(spec, routing_resolver(stack.redis.url))
+        except BaseException as exc:
+            out["error"] = exc
+
+    runner = threading.Thread(target=play, daemon=True)
+    runner.start()
+    time.sleep(1.0)
+    assert runner.is_alive(), out
+    port = stack.redis.port
+    stack.redis.stop()
+    time.sleep(2.0)
+    stack.redis = RedisProcess.start(tmp_path / "redis", tmp_path / "redis2.log", port=port)
+    runner.join(180)
+    assert not runner.is_alive() and "error" not in out, out
+    result = out["result"]
+    assert result.status == "completed"
+    assert [s.strikes for s in result.seat_stats] == [0, 0, 0]
+    assert sum(s.platform_faults for s in result.seat_stats) >= 1
+    assert rp.verify(result.replay) is None
+    notes = [a[2] for d in result.replay["deals"] for a in d["actions"] if len(a) > 2]
+    assert notes == [], "no move was played for a seat"
