@@ -23,9 +23,10 @@ from arena.observability.exposition import MetricsSetupError, start_metrics_serv
 from arena.observability.grpc_metrics import MetricsInterceptor
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 from arena.referee.types import MatchResult
-from arena.server.auth import Authenticator, BotRegistry
+from arena.server.auth import Authenticator, BotRegistry, TokenWatch
 from arena.server.hub import BotHub
 from arena.server.interceptors import BOT_SERVICE, ORGANISER_SERVICE, TokenInterceptor
+from arena.server.limits import StreamLimits
 from arena.server.matches import MatchManager, ResultHook
 from arena.server.metrics import GatewayMetrics
 from arena.server.routing import RedisRouting, RoutingConfigError, check_url
@@ -72,6 +73,7 @@ class Gateway:
         grace_s: float = DEFAULT_GRACE_S,
         on_result: ResultHook | None = None,
         routing_url: str | None = None,
+        limits: StreamLimits | None = None,
     ) -> None:
         self.generated_token = organiser_token is None
         self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
@@ -83,7 +85,8 @@ class Gateway:
         self.registry = BotRegistry(db_path)
         self.auth = Authenticator(self.registry, self.organiser_token)
         self.metrics = GatewayMetrics()
-        self.hub = BotHub()
+        self.hub = BotHub(limits)
+        self.watch = TokenWatch(self.registry)
         self.matches = MatchManager(self.hub, self.registry, on_result=on_result)
         self.health = health.aio.HealthServicer()
         self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
@@ -102,10 +105,11 @@ class Gateway:
             options=options,
         )
         bot_pb2_grpc.add_BotServiceServicer_to_server(
-            BotService(self.hub, self.auth, self.metrics), server
+            BotService(self.hub, self.auth, self.metrics, self.watch), server
         )
         organiser_pb2_grpc.add_OrganiserServiceServicer_to_server(
-            OrganiserService(self.registry, self.hub, self.matches, self.auth), server
+            OrganiserService(self.registry, self.hub, self.matches, self.auth, self.watch),
+            server,
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         names = (

@@ -268,7 +268,9 @@ class RedisRouting:
                 self.counts["malformed"] += 1
                 return
             self.counts["event"] += 1
-            self.hub.event(bot, match_id, event)
+            n = message.get("n")
+            index = n if isinstance(n, int) and not isinstance(n, bool) else None
+            self.hub.event(bot, match_id, event, index=index)
             if event.get("type") == "match_end":
                 self._forget_later(bot, match_id, event)
         elif kind == "decide":

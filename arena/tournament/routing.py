@@ -21,7 +21,7 @@ Message format (JSON, one per list element)::
     {"kind": "decide", "reply_to": "arena:reply:...", "request_id": "...", "match_id": "...",
      "seat": 0, "observation": {...}, "legal": ["pass", "bid 105"], "deadline_ms": 1000,
      "time_bank_ms": 10000, "expires_at": 1700000000.5}
-    {"kind": "event", "match_id": "...", "event": {"type": "deal_start", ...}}
+    {"kind": "event", "match_id": "...", "n": 0, "event": {"type": "deal_start", ...}}
     reply: {"action": "bid 105"}  or  {"error": "why no action"}
 """
 
@@ -81,6 +81,9 @@ class RedisRemoteSeat:
         self.forward_events = forward_events
         self._client: aioredis.Redis[bytes] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Events forwarded per match: ``n`` numbers them so that a gateway tells a bot
+        #: sitting in several seats each event once, yet tells two equal events apart.
+        self._forwarded: dict[str, int] = {}
 
     def _redis(self) -> aioredis.Redis[bytes]:
         loop = asyncio.get_running_loop()
@@ -119,11 +122,14 @@ class RedisRemoteSeat:
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         if self.forward_events:
-            message = {"kind": "event", "match_id": match_id, "event": event}
+            n = self._forwarded.get(match_id, 0)
+            self._forwarded[match_id] = n + 1
+            message = {"kind": "event", "match_id": match_id, "n": n, "event": event}
             await self._redis().rpush(
                 requests_key(self.bot), json.dumps(message, separators=(",", ":"))
             )
         if event.get("type") == "match_end":
+            self._forwarded.pop(match_id, None)
             await self.aclose()
 
     async def aclose(self) -> None:
