@@ -9,6 +9,7 @@ instead of costing the gateway memory or the honest matches time. The table in
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 #: Longest ``hello.name`` (a bot name is at most 64 characters anyway).
@@ -29,6 +30,8 @@ BOTS_MAX = 8
 PRESET_MAX = 64
 OPTIONS_JSON_MAX = 64 * 1024
 MATCH_ID_MAX = 128
+#: A match id chosen by the organiser ends up in logs, metric labels and file names.
+MATCH_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]*$")
 
 #: How much of an offending value an error reply or a log line quotes.
 QUOTE_MAX = 40

@@ -25,10 +25,17 @@ from arena.server.auth import (
 )
 from arena.server.hub import BotHub, Connection
 from arena.server.limits import (
+    BOT_REF_MAX,
+    BOTS_MAX,
     HELLO_CLIENT_MAX,
     HELLO_NAME_MAX,
     HELLO_VERSION_MAX,
+    MATCH_ID_MAX,
+    MATCH_ID_RE,
+    OPTIONS_JSON_MAX,
+    PRESET_MAX,
     REQUEST_ID_MAX,
+    SEED_MAX,
     StreamLimits,
     escape,
     quote,
@@ -71,6 +78,26 @@ def _hello_problem(hello: bot_pb2.Hello, bot: str) -> str | None:
     if hello.max_concurrent_matches < 0:
         return "max_concurrent_matches must not be negative"
     return None
+
+
+def _start_problem(request: organiser_pb2.StartMatchRequest) -> str | None:
+    """What is over a limit in a StartMatch request, if anything."""
+    if len(request.bots) > BOTS_MAX:
+        return f"{len(request.bots)} bots were named; a table has at most {BOTS_MAX} seats"
+    checks = [
+        too_long("preset", request.preset, PRESET_MAX),
+        too_long("options_json", request.options_json, OPTIONS_JSON_MAX),
+        too_long("seed", request.seed, SEED_MAX),
+        too_long("match_id", request.match_id, MATCH_ID_MAX),
+        *(too_long(f"bots[{i}]", ref, BOT_REF_MAX) for i, ref in enumerate(request.bots)),
+    ]
+    problem = next((c for c in checks if c is not None), None)
+    if problem is None and request.match_id and not MATCH_ID_RE.match(request.match_id):
+        problem = (
+            f"match_id {quote(request.match_id)} may hold only letters, digits and "
+            "'_', '-', '.', ':', '/'"
+        )
+    return problem
 
 
 class BotService(bot_pb2_grpc.BotServiceServicer):
@@ -368,6 +395,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> organiser_pb2.RegisterBotResponse:
         await self._check(context)
+        await self._name_check(context, request.name)
         token = await self._registry_call(context, lambda: self.registry.register(request.name))
         return organiser_pb2.RegisterBotResponse(name=request.name, token=token)
 
@@ -414,12 +442,13 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         await self._check(context)
         bots = [
             organiser_pb2.BotInfo(
-                name=r.name,
+                # Cut to the limits: a field stored by an older gateway cannot break the list.
+                name=r.name[:HELLO_NAME_MAX],
                 token_active=r.token_active,
                 created_unix_ms=r.created_unix_ms,
                 instances=self.hub.instances(r.name),
                 pending_requests=self.hub.pending_count(r.name),
-                version=self.hub.version(r.name),
+                version=self.hub.version(r.name)[:HELLO_VERSION_MAX],
             )
             for r in self.registry.list()
         ]
@@ -431,6 +460,10 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> organiser_pb2.StartMatchResponse:
         await self._check(context)
+        problem = _start_problem(request)
+        if problem is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+            return organiser_pb2.StartMatchResponse()
         try:
             options = json.loads(request.options_json) if request.options_json else {}
         except json.JSONDecodeError as exc:
@@ -463,6 +496,10 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[organiser_pb2.WatchMatchResponse]:
         await self._check(context)
+        problem = too_long("match_id", request.match_id, MATCH_ID_MAX)
+        if problem is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+            return
         try:
             events = self.matches.watch(request.match_id)
         except MatchError as exc:
