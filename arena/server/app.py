@@ -98,6 +98,11 @@ class Gateway:
             ("grpc.max_receive_message_length", self.max_message_bytes),
             ("grpc.max_send_message_length", self.max_message_bytes),
             ("grpc.so_reuseport", 0),
+            # Without bandwidth probing each stream's receive window stays at its initial
+            # 64 KiB: a bot that floods large messages is held to that by flow control
+            # instead of having grpc buffer hundreds of megabytes for it (bots send a few
+            # hundred bytes a message, so honest streams never need more).
+            ("grpc.http2.bdp_probe", 0),
             *keepalive_options(),
         ]
         server = grpc.aio.server(

@@ -59,6 +59,9 @@ class StreamLimits:
     token_recheck_s: float = 0.25
 
 
+_NAMED = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def escape(text: str) -> str:
     """``text`` with control characters (and backslashes) escaped, fit for one log line:
     a bot cannot forge a line or send terminal escapes to whoever reads the log."""
@@ -66,13 +69,16 @@ def escape(text: str) -> str:
         return text
     out: list[str] = []
     for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
+        if ch in _NAMED:
+            out.append(_NAMED[ch])
         elif ch.isprintable():
             out.append(ch)
         else:
             code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+            out.append(
+                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                else f"\\U{code:08x}"
+            )
     return "".join(out)
 
 
