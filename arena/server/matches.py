@@ -330,12 +330,11 @@ class MatchManager:
         self, match: RunningMatch, events: EventLog
     ) -> AsyncIterator[common_pb2.MatchEvent]:
         position = 0
-        if events.first > 0:
-            yield _truncated(match.spec.match_id, events.first, events.max_bytes)
         while True:
             news = match.news
-            if position < events.first:
-                position = events.first  # dropped while this spectator was behind
+            if position < events.first:  # dropped before this spectator read them
+                yield _truncated(match.spec.match_id, position, events.first, events.max_bytes)
+                position = events.first
             batch = events.read(position)
             for data in batch:
                 yield common_pb2.MatchEvent.FromString(data)
@@ -397,17 +396,20 @@ class MatchManager:
             await asyncio.wait(still, timeout=max(5.0, grace_s))
 
 
-def _truncated(match_id: str, dropped: int, max_bytes: int) -> common_pb2.MatchEvent:
-    """What a spectator who missed the oldest events of a very long match is told first."""
+def _truncated(match_id: str, since: int, until: int, max_bytes: int) -> common_pb2.MatchEvent:
+    """What a spectator is told in place of the events ``since`` to ``until`` (excluded)
+    of a very long match, dropped before it read them. It carries the sequence number of
+    the last one it stands for, so the next event follows it."""
     detail = {
         "type": TRUNCATED,
-        "dropped": dropped,
+        "dropped": until - since,
+        "first_kept": until,
         "reason": f"the gateway keeps at most {max_bytes} bytes of one match's events; "
         "the oldest were dropped",
     }
     return common_pb2.MatchEvent(
         match_id=match_id,
-        sequence=dropped - 1,
+        sequence=until - 1,
         type=TRUNCATED,
         detail_json=json.dumps(detail, separators=(",", ":"), sort_keys=True),
     )
