@@ -90,6 +90,13 @@ def quote(text: str, limit: int = QUOTE_MAX) -> str:
     return f"'{escape(text[:limit])}...' ({len(text)} characters)"
 
 
+def brief(message: str, limit: int = 500) -> str:
+    """An error message fit for a status: at most about ``limit`` characters (a status
+    travels in HTTP/2 trailers, which peers cap at a few KiB). Values a caller sent are
+    quoted into messages with :func:`quote` or ``repr``, both escaped already."""
+    return message if len(message) <= limit else message[:limit] + "..."
+
+
 def too_long(field: str, value: str, limit: int) -> str | None:
     """The refusal for a field longer than ``limit`` characters, or None when it fits."""
     if len(value) <= limit:

@@ -37,6 +37,7 @@ from arena.server.limits import (
     REQUEST_ID_MAX,
     SEED_MAX,
     StreamLimits,
+    brief,
     escape,
     quote,
     too_long,
@@ -387,7 +388,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         try:
             return fn()
         except RegistryError as exc:
-            await context.abort(_REGISTRY_CODES[exc.kind], str(exc))
+            await context.abort(_REGISTRY_CODES[exc.kind], brief(str(exc)))
 
     async def RegisterBot(
         self,
@@ -468,7 +469,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
             options = json.loads(request.options_json) if request.options_json else {}
         except json.JSONDecodeError as exc:
             await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"options_json is not valid JSON: {exc}"
+                grpc.StatusCode.INVALID_ARGUMENT, brief(f"options_json is not valid JSON: {exc}")
             )
             return organiser_pb2.StartMatchResponse()
         time_control = None
@@ -486,7 +487,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
                 match_id=request.match_id or None,
             )
         except MatchError as exc:
-            await context.abort(exc.code, str(exc))
+            await context.abort(exc.code, brief(str(exc)))
             return organiser_pb2.StartMatchResponse()
         return organiser_pb2.StartMatchResponse(match_id=match_id)
 
@@ -503,7 +504,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         try:
             events = self.matches.watch(request.match_id)
         except MatchError as exc:
-            await context.abort(exc.code, str(exc))
+            await context.abort(exc.code, brief(str(exc)))
             return
         async for event in events:
             yield organiser_pb2.WatchMatchResponse(event=event)
