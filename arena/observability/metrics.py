@@ -161,6 +161,14 @@ GATEWAY_AUTH_FAILURES_TOTAL: Final = Counter(
     ["reason"],
 )
 
+GATEWAY_STREAMS_CUT_TOTAL: Final = Counter(
+    "arena_gateway_streams_cut_total",
+    "Bot streams the gateway ended, by reason: revoked (token revoked or replaced), flood "
+    "(refusal budget spent), unread (outbox full), stalled (writes not moving), "
+    "too_many_streams, bad_hello, corrupt (a message that does not parse).",
+    ["reason"],
+)
+
 # --- gRPC server (names as in the go-grpc-prometheus convention) --------------------------
 
 GRPC_LABELS: Final = ["grpc_type", "grpc_service", "grpc_method"]

@@ -91,6 +91,8 @@ class Connection:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     end_code: grpc.StatusCode | None = None
     end_reason: str = ""
+    #: A short label of why, for the ``arena_gateway_streams_cut_total`` metric.
+    end_cause: str = ""
     #: When the write in progress began (0.0: none), to find a bot that stopped reading.
     writing_since: float = 0.0
     hub: BotHub | None = None
@@ -108,16 +110,18 @@ class Connection:
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"the bot does not read its stream: {self.limits.outbox_messages} messages "
                 "were waiting to be sent to it",
+                "unread",
             )
             return
         self.outbox.put_nowait(message)
 
-    def end(self, code: grpc.StatusCode | None, reason: str = "") -> None:
+    def end(self, code: grpc.StatusCode | None, reason: str = "", cause: str = "") -> None:
         """End the stream with ``code`` (None: a plain close); the first reason given wins.
         The instance leaves the hub at once, so no new work goes to it."""
         if self.end_code is None and not self.ended.is_set():
             self.end_code = code
             self.end_reason = reason
+            self.end_cause = cause
         self.ended.set()
         if self.hub is not None and not self.closed:
             self.hub.disconnect(self)
@@ -141,6 +145,7 @@ class Connection:
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"too many refused messages: more than {limits.refusal_burst} at once or "
                 f"{limits.refusal_rate:g} a second (unknown request ids, empty messages)",
+                "flood",
             )
             return False
         self._refusals -= 1.0
@@ -211,7 +216,7 @@ class BotHub:
         replaced); how many there were."""
         conns = list(self._connections.get(bot, []))
         for conn in conns:
-            conn.end(grpc.StatusCode.UNAUTHENTICATED, reason)
+            conn.end(grpc.StatusCode.UNAUTHENTICATED, reason, "revoked")
         return len(conns)
 
     def all_connections(self) -> list[Connection]:

@@ -60,10 +60,11 @@ _REGISTRY_CODES = {
 class _Refusal(Exception):
     """Ends a stream before its welcome with a status and a message for the bot."""
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, cause: str = "bad_hello") -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.cause = cause
 
 
 def _hello_problem(hello: bot_pb2.Hello, bot: str) -> str | None:
@@ -141,6 +142,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         bot = identity.bot
         limits = self.hub.limits
         if self.watch.streams(bot) >= limits.streams_per_bot:
+            self.metrics.stream_cut("too_many_streams")
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"bot {bot!r} already has {limits.streams_per_bot} streams open, the most "
@@ -154,7 +156,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         def revoked(who: Identity) -> None:
             reason = who.message or "the token is no longer valid"
             if conn is not None:
-                conn.end(grpc.StatusCode.UNAUTHENTICATED, reason)
+                conn.end(grpc.StatusCode.UNAUTHENTICATED, reason, "revoked")
             else:
                 why.append(reason)
                 early.set()
@@ -169,6 +171,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                     raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, problem)
             except _Refusal as refusal:
                 log.info("bot %s refused before its welcome: %s", bot, escape(refusal.message))
+                self.metrics.stream_cut(refusal.cause)
                 await context.abort(refusal.code, refusal.message)
                 return
             conn = self.hub.connect(
@@ -204,13 +207,13 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             with contextlib.suppress(BaseException):
                 await first
             if why:
-                raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0])
+                raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0], "revoked")
             raise _Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"a Play stream must start with a hello message within {timeout_s:g} s",
             )
         if why:
-            raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0])
+            raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0], "revoked")
         try:
             message = first.result()
         except StopAsyncIteration:
@@ -222,6 +225,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "the first message could not be read as a PlayRequest; a Play stream must "
                 "start with a hello message",
+                "corrupt",
             ) from None
         if message.WhichOneof("message") != "hello":
             raise _Refusal(
@@ -257,6 +261,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             reason = f": {conn.end_code.name}: {escape(conn.end_reason)}" if conn.end_code else ""
             log.info("bot %s instance %s disconnected%s", conn.bot, conn.instance_id, reason)
         if conn.end_code is not None:
+            if conn.end_cause:
+                self.metrics.stream_cut(conn.end_cause)
             await context.abort(conn.end_code, conn.end_reason)
 
     async def _write(
@@ -324,6 +330,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             conn.end(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 "a message could not be read as a PlayRequest; the stream is closed",
+                "corrupt",
             )
             return
         except Exception as exc:  # the stream broke: the session ends, matches go on
@@ -357,6 +364,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                         grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"the bot has not read its stream for {limits.stall_s:g} s; "
                         "the stream is closed",
+                        "stalled",
                     )
 
 

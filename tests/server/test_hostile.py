@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ import pytest
 from arena.engine import replay as rp
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 from arena.server.limits import ACTION_MAX, HELLO_CLIENT_MAX, HELLO_VERSION_MAX, StreamLimits
-from arena.server.processes import BotProcess, GatewayProcess, stop_all
+from arena.server.processes import BotProcess, GatewayProcess, free_port, stop_all
 from arena.server.testing import RawBot
 
 ORGANISER = "organiser-hostile"
@@ -44,7 +45,12 @@ def _gateway(tmp: Path, name: str, db: Path | None = None, *extra: str) -> Gatew
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[GatewayProcess]:
-    gw = _gateway(tmp_path, "gateway", None, "--results", str(tmp_path / "results.jsonl"))
+    metrics = free_port()
+    gw = _gateway(
+        tmp_path, "gateway", None, "--results", str(tmp_path / "results.jsonl"),
+        "--metrics-port", str(metrics),
+    )  # fmt: skip
+    gw.metrics_port = metrics  # type: ignore[attr-defined]
     try:
         yield gw
     finally:
@@ -281,6 +287,13 @@ def test_a_flood_is_cut_off_memory_stays_flat_and_honest_matches_finish(
                 assert "too many refused messages" in cut[0]
             for match_id in matches:
                 assert org.watch(match_id)[-1].match_end.status == "completed"
+            url = f"http://127.0.0.1:{served.metrics_port}/metrics"  # type: ignore[attr-defined]
+            with urllib.request.urlopen(url, timeout=10) as page:
+                scraped = page.read().decode()
+            counted = re.search(
+                r'^arena_gateway_streams_cut_total\{reason="flood"\} (\S+)$', scraped, re.M
+            )
+            assert counted is not None and float(counted.group(1)) >= 3
         finally:
             stop_all(bots)
     served.stop()
