@@ -36,7 +36,6 @@ from arena.server.limits import (
     PRESET_MAX,
     REQUEST_ID_MAX,
     SEED_MAX,
-    StreamLimits,
     brief,
     escape,
     quote,
@@ -46,9 +45,6 @@ from arena.server.matches import MatchError, MatchManager
 from arena.server.metrics import GatewayMetrics
 
 log = logging.getLogger(__name__)
-
-#: How long a new stream may stay silent before its hello (the default of StreamLimits).
-HELLO_TIMEOUT_S = StreamLimits().hello_timeout_s
 
 _REGISTRY_CODES = {
     "invalid": grpc.StatusCode.INVALID_ARGUMENT,
