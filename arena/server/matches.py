@@ -332,9 +332,11 @@ class MatchManager:
         position = 0
         while True:
             news = match.news
-            if position < events.first:  # dropped before this spectator read them
-                yield _truncated(match.spec.match_id, position, events.first, events.max_bytes)
-                position = events.first
+            first = events.first
+            if position < first:  # dropped before this spectator read them
+                yield _truncated(match.spec.match_id, position, first, events.max_bytes)
+                position = first
+                continue  # more may have been dropped while it was told
             batch = events.read(position)
             for data in batch:
                 yield common_pb2.MatchEvent.FromString(data)

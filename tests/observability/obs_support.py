@@ -43,6 +43,7 @@ METRIC_NAMES = {
     "arena_tournament_matches_done",
     "arena_rating",
     "arena_gateway_auth_failures_total",
+    "arena_gateway_streams_cut_total",
     "grpc_server_started_total",
     "grpc_server_handled_total",
     "grpc_server_handling_seconds",
