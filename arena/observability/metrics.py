@@ -192,6 +192,14 @@ EVENT_LOOP_LAG_SECONDS: Final = Histogram(
     buckets=(0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
 )
 
+GATEWAY_STREAMS_CUT_TOTAL: Final = Counter(
+    "arena_gateway_streams_cut_total",
+    "Bot streams the gateway ended, by reason: revoked (token revoked or replaced), flood "
+    "(refusal budget spent), unread (outbox full), stalled (writes not moving), "
+    "too_many_streams, bad_hello, corrupt (a message that does not parse).",
+    ["reason"],
+)
+
 # --- gRPC server (names as in the go-grpc-prometheus convention) --------------------------
 
 GRPC_LABELS: Final = ["grpc_type", "grpc_service", "grpc_method"]

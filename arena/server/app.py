@@ -24,9 +24,10 @@ from arena.observability.grpc_metrics import MetricsInterceptor
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 from arena.referee.types import MatchResult
 from arena.server.admission import Admission
-from arena.server.auth import Authenticator, BotRegistry
+from arena.server.auth import Authenticator, BotRegistry, TokenWatch
 from arena.server.hub import BotHub
 from arena.server.interceptors import BOT_SERVICE, ORGANISER_SERVICE, TokenInterceptor
+from arena.server.limits import StreamLimits
 from arena.server.matches import MatchManager, ResultHook
 from arena.server.metrics import GatewayMetrics
 from arena.server.routing import RedisRouting, RoutingConfigError, check_url
@@ -76,6 +77,7 @@ class Gateway:
         on_result: ResultHook | None = None,
         routing_url: str | None = None,
         max_matches: int = 0,
+        limits: StreamLimits | None = None,
     ) -> None:
         self.generated_token = organiser_token is None
         self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
@@ -87,7 +89,8 @@ class Gateway:
         self.registry = BotRegistry(db_path)
         self.auth = Authenticator(self.registry, self.organiser_token)
         self.metrics = GatewayMetrics()
-        self.hub = BotHub()
+        self.hub = BotHub(limits)
+        self.watch = TokenWatch(self.registry)
         self.matches = MatchManager(
             self.hub,
             self.registry,
@@ -105,6 +108,11 @@ class Gateway:
             ("grpc.max_receive_message_length", self.max_message_bytes),
             ("grpc.max_send_message_length", self.max_message_bytes),
             ("grpc.so_reuseport", 0),
+            # Without bandwidth probing each stream's receive window stays at its initial
+            # 64 KiB: a bot that floods large messages is held to that by flow control
+            # instead of having grpc buffer hundreds of megabytes for it (bots send a few
+            # hundred bytes a message, so honest streams never need more).
+            ("grpc.http2.bdp_probe", 0),
             *keepalive_options(),
         ]
         server = grpc.aio.server(
@@ -112,10 +120,11 @@ class Gateway:
             options=options,
         )
         bot_pb2_grpc.add_BotServiceServicer_to_server(
-            BotService(self.hub, self.auth, self.metrics), server
+            BotService(self.hub, self.auth, self.metrics, self.watch), server
         )
         organiser_pb2_grpc.add_OrganiserServiceServicer_to_server(
-            OrganiserService(self.registry, self.hub, self.matches, self.auth), server
+            OrganiserService(self.registry, self.hub, self.matches, self.auth, self.watch),
+            server,
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         names = (

@@ -22,11 +22,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+import grpc
+
 from arena.engine import NotationError, parse_action
 from arena.proto.thousand.v1 import bot_pb2
 from arena.referee.clock import BotClock, PlatformError
 from arena.referee.types import JSON, DecisionRequest
 from arena.server import convert
+from arena.server.limits import ACTION_MAX, StreamLimits, quote
 
 
 class Outcome(Enum):
@@ -38,9 +41,12 @@ class Outcome(Enum):
 def classify_action(text: str, legal: frozenset[str]) -> tuple[Outcome, str, str]:
     """Judge an answer as the referee will: parsed by the engine's notation, so another
     spelling of a legal action (``PLAY 10h`` for ``play TH``) is that action. Returns the
-    outcome, the text to hand to the referee and, when not ok, why."""
+    outcome, the text to hand to the referee and, when not ok, why. Text longer than any
+    action is malformed without being parsed, and only its prefix reaches the referee."""
     if text in legal:
         return Outcome.OK, text, ""
+    if len(text) > ACTION_MAX:
+        return Outcome.MALFORMED, text[:ACTION_MAX], f"longer than {ACTION_MAX} characters"
     try:
         normal = parse_action(text).text
     except NotationError as exc:
@@ -80,42 +86,101 @@ class Outgoing:
 
 @dataclass(eq=False)
 class Connection:
-    """One connected instance of a bot: its outgoing queue and what it is busy with."""
+    """One connected instance of a bot: its outgoing queue and what it is busy with.
+
+    The outbox is bounded (``limits.outbox_messages``): the gateway never blocks a match on
+    a bot that does not read, it cuts that bot's stream off instead. ``end`` is how any part
+    of the gateway (the hub, the token check, the stream reader) ends the stream with a
+    status; the ``Play`` handler waits for it.
+    """
 
     bot: str
     instance_id: str
     version: str
     max_matches: int
     wants_events: bool = True
+    limits: StreamLimits = field(default_factory=StreamLimits)
     outbox: asyncio.Queue[bot_pb2.PlayResponse | Outgoing | None] = field(
         default_factory=asyncio.Queue
     )
     matches: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
     closed: bool = False
-    kicked_reason: str | None = None
-    #: Set when the gateway sends its bots away to another gateway (UNAVAILABLE).
-    shed_reason: str | None = None
-    failure: str | None = None
+    #: Set once the stream is to end; ``end_code`` and ``end_reason`` say how.
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    end_code: grpc.StatusCode | None = None
+    end_reason: str = ""
+    #: A short label of why, for the ``arena_gateway_streams_cut_total`` metric.
+    end_cause: str = ""
+    #: When the write in progress began (0.0: none), to find a bot that stopped reading.
+    writing_since: float = 0.0
+    hub: BotHub | None = None
+    _refusals: float = -1.0
+    _refused_at: float = 0.0
 
     def has_room(self) -> bool:
         return self.max_matches <= 0 or len(self.matches) < self.max_matches
 
     def send(self, message: bot_pb2.PlayResponse | Outgoing) -> None:
-        if not self.closed:
-            self.outbox.put_nowait(message)
+        if self.closed:
+            return
+        if self.outbox.qsize() >= self.limits.outbox_messages:
+            self.end(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the bot does not read its stream: {self.limits.outbox_messages} messages "
+                "were waiting to be sent to it",
+                "unread",
+            )
+            return
+        self.outbox.put_nowait(message)
+
+    def end(self, code: grpc.StatusCode | None, reason: str = "", cause: str = "") -> None:
+        """End the stream with ``code`` (None: a plain close); the first reason given wins.
+        The instance leaves the hub at once, so no new work goes to it."""
+        if self.end_code is None and not self.ended.is_set():
+            self.end_code = code
+            self.end_reason = reason
+            self.end_cause = cause
+        self.ended.set()
+        if self.hub is not None and not self.closed:
+            self.hub.disconnect(self)
+        self.closed = True
+
+    def refuse(self) -> bool:
+        """Count one refused message against the stream's budget; False once the bot is
+        over it (it floods), after ending the stream with RESOURCE_EXHAUSTED."""
+        now = time.monotonic()
+        limits = self.limits
+        if self._refusals < 0:
+            self._refusals = float(limits.refusal_burst)
+        else:
+            self._refusals = min(
+                float(limits.refusal_burst),
+                self._refusals + (now - self._refused_at) * limits.refusal_rate,
+            )
+        self._refused_at = now
+        if self._refusals < 1.0:
+            self.end(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"too many refused messages: more than {limits.refusal_burst} at once or "
+                f"{limits.refusal_rate:g} a second (unknown request ids, empty messages)",
+                "flood",
+            )
+            return False
+        self._refusals -= 1.0
+        return True
 
 
 class BotHub:
     """All connected instances, all pending requests, and the match-to-instance bindings."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: StreamLimits | None = None) -> None:
+        self.limits = limits or StreamLimits()
         self._connections: dict[str, list[Connection]] = {}
         self._pending: dict[str, Pending] = {}
         self._bindings: dict[tuple[str, str], Connection] = {}
         self._last_event: dict[tuple[str, str], Mapping[str, Any]] = {}
-        self._next_sequence: dict[tuple[str, str], int] = {}
-        self._ended: set[tuple[str, str]] = set()
+        self._last_index: dict[tuple[str, str], int] = {}
         self._encoders: dict[tuple[str, str], convert.EventEncoder] = {}
         self._waiters: dict[str, asyncio.Event] = {}
         self._ids = itertools.count(1)
@@ -143,7 +208,9 @@ class BotHub:
             version=version,
             max_matches=max(0, max_matches),
             wants_events=wants_events,
+            limits=self.limits,
         )
+        conn.hub = self
         self._connections.setdefault(bot, []).append(conn)
         self._versions[bot] = version
         self._wake(bot)
@@ -167,34 +234,42 @@ class BotHub:
         if removed:
             self._notify(conn.bot)
 
+    def stream_blocked(self, conn: Connection) -> None:
+        """The connection's stream is held up by the bot itself (it does not read): start
+        the clocks of the questions waiting to be written to it."""
+        for request_id in conn.pending:
+            pending = self._pending.get(request_id)
+            if pending is not None:
+                pending.clock.start()
+
     def _notify(self, bot: str) -> None:
         count = self.instances(bot)
         for listener in list(self.instance_listeners):
             listener(bot, count)
 
     def kick(self, bot: str, reason: str) -> int:
-        """Close every session of a bot (its token was revoked or replaced)."""
+        """End every session of a bot with UNAUTHENTICATED (its token was revoked or
+        replaced); how many there were."""
         conns = list(self._connections.get(bot, []))
         for conn in conns:
-            conn.kicked_reason = reason
-            conn.outbox.put_nowait(None)
-            self.disconnect(conn)
+            conn.end(grpc.StatusCode.UNAUTHENTICATED, reason, "revoked")
         return len(conns)
+
+    def all_connections(self) -> list[Connection]:
+        return [c for conns in self._connections.values() for c in conns]
 
     def shed(self, reason: str) -> int:
         """End every session with UNAVAILABLE: the gateway is stopping and its bots should
         reconnect to another gateway; how many sessions there were."""
-        conns = [c for conns in self._connections.values() for c in conns]
+        conns = self.all_connections()
         for conn in conns:
-            conn.shed_reason = reason
-            conn.outbox.put_nowait(None)
             # Questions in flight were the platform's to lose: the referee asks them again,
             # through another gateway, instead of timing the bot out.
             for request_id in list(conn.pending):
                 pending = self._pending.get(request_id)
                 if pending is not None and not pending.future.done():
                     pending.future.set_exception(PlatformError(reason))
-            self.disconnect(conn)
+            conn.end(grpc.StatusCode.UNAVAILABLE, reason, "shed")
         return len(conns)
 
     def instances(self, bot: str) -> int:
@@ -220,7 +295,7 @@ class BotHub:
         bound = self._bindings.get((bot, match_id))
         if bound is not None and not bound.closed:
             return bound
-        candidates = [c for c in self._connections.get(bot, []) if c.has_room()]
+        candidates = [c for c in self._connections.get(bot, []) if c.has_room() and not c.closed]
         if not candidates:
             return None
         start = next(self._round_robin) % len(candidates)
@@ -247,8 +322,7 @@ class BotHub:
         for key in [k for k in self._last_event if k[1] == match_id]:
             self._encoders.pop(key, None)
             self._last_event.pop(key, None)
-            self._next_sequence.pop(key, None)
-            self._ended.discard(key)
+            self._last_index.pop(key, None)
 
     def forget(
         self, bot: str, match_id: str, *, if_last: Mapping[str, Any] | None = None
@@ -260,9 +334,8 @@ class BotHub:
         if if_last is not None and self._last_event.get(key) is not if_last:
             return
         self._last_event.pop(key, None)
+        self._last_index.pop(key, None)
         self._encoders.pop(key, None)
-        self._next_sequence.pop(key, None)
-        self._ended.discard(key)
         conn = self._bindings.pop(key, None)
         if conn is not None:
             conn.matches.discard(match_id)
@@ -342,7 +415,7 @@ class BotHub:
             return bot_pb2.Error(
                 request_id=decision.request_id,
                 code=bot_pb2.ERROR_CODE_UNKNOWN_REQUEST,
-                reason=f"request {decision.request_id!r} is not waiting for an answer from "
+                reason=f"request {quote(decision.request_id)} is not waiting for an answer from "
                 "this bot: it was never sent to it, was already answered, or its time ran out",
             )
         now = time.perf_counter()
@@ -358,7 +431,7 @@ class BotHub:
             return bot_pb2.Error(
                 request_id=decision.request_id,
                 code=bot_pb2.ERROR_CODE_MALFORMED_ACTION,
-                reason=f"{decision.action!r} is not an action in the game's notation ({why}; "
+                reason=f"{quote(decision.action)} is not an action in the game's notation ({why}; "
                 "e.g. 'pass', 'bid 105', 'play QS'); the referee plays its fallback action",
             )
         if outcome is Outcome.ILLEGAL:
@@ -367,7 +440,7 @@ class BotHub:
             return bot_pb2.Error(
                 request_id=decision.request_id,
                 code=bot_pb2.ERROR_CODE_ILLEGAL_ACTION,
-                reason=f"{decision.action!r} is not legal here (legal: {shown}{more}); "
+                reason=f"{quote(decision.action)} is not legal here (legal: {shown}{more}); "
                 "the referee plays its fallback action",
             )
         return None
@@ -375,31 +448,31 @@ class BotHub:
     # --- events -----------------------------------------------------------------------
 
     def event(
-        self, bot: str, match_id: str, event: Mapping[str, Any], sequence: int | None = None
+        self, bot: str, match_id: str, event: Mapping[str, Any], index: int | None = None
     ) -> None:
         """Forward a public event to the instance holding the match for this bot.
 
-        A bot sitting in several seats of one match is told once per event. ``sequence``
-        is the event's number in the match when the match numbers its events itself (it
-        runs elsewhere and may reach the bot through more than one gateway over its life).
+        A bot sitting in several seats of one match is told once per event. In a match run
+        here every seat is handed the very same event object, so a repeat is recognised by
+        identity; two different events may well be equal (the declarer's two ``discard ??``)
+        and both are told. A match played elsewhere sends one copy per seat through Redis,
+        each numbered by its ``index`` in the match: a copy whose number was already told
+        is a repeat.
         """
         key = (bot, match_id)
-        if sequence is not None:
-            if sequence == 0 and event.get("type") == "match_start" and key in self._ended:
-                # The same match id played again (a tournament resumed, a test rerun).
-                self._ended.discard(key)
-                self._next_sequence.pop(key, None)
-            if sequence < self._next_sequence.get(key, 0):
-                return  # told already (the bot's other seat forwarded it too)
-            self._next_sequence[key] = sequence + 1
-            if event.get("type") == "match_end":
-                self._ended.add(key)
-        elif self._last_event.get(key) is event or self._last_event.get(key) == event:
+        if index is not None:
+            last = self._last_index.get(key, -1)
+            restart = index == 0 and last > 0 and event.get("type") == "match_start"
+            if index <= last and not restart:  # a match id played again starts over
+                return
+            self._last_index[key] = index
+        elif self._last_event.get(key) is event:
             return
         self._last_event[key] = event
         encoder = self._encoders.setdefault(key, convert.EventEncoder())
-        if sequence is not None:
-            encoder.sequence = sequence
+        if index is not None:
+            # The match's own number: the same whichever gateway delivers the event.
+            encoder.sequence = index
         conn = self._pick(bot, match_id)
         if conn is None or not conn.wants_events:
             encoder.skip(event)  # numbering stays the same for every listener

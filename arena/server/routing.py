@@ -366,10 +366,9 @@ class RedisRouting:
                 self.counts["malformed"] += 1
                 return
             self.counts["event"] += 1
-            sequence = message.get("sequence")
-            self.hub.event(
-                bot, match_id, event, sequence if isinstance(sequence, int) else None
-            )
+            n = message.get("n")
+            index = n if isinstance(n, int) and not isinstance(n, bool) else None
+            self.hub.event(bot, match_id, event, index=index)
             if event.get("type") == "match_end":
                 self._forget_later(bot, match_id, event)
         elif kind == "decide":
@@ -505,7 +504,7 @@ class HybridSeat:
         sequence = self._sequences.get(match_id, 0)
         self._sequences[match_id] = sequence + 1
         if self._here():
-            self.hub.event(self.bot, match_id, event, sequence)
+            self.hub.event(self.bot, match_id, event, index=sequence)
         else:
             await self.far.send_event(match_id, event, sequence)
         if event.get("type") == "match_end":

@@ -21,7 +21,7 @@ Message format (JSON, one per list element)::
     {"kind": "decide", "reply_to": "arena:reply:...", "request_id": "...", "match_id": "...",
      "seat": 0, "observation": {...}, "legal": ["pass", "bid 105"], "deadline_ms": 1000,
      "time_bank_ms": 10000, "expires_at": 1700000000.5}
-    {"kind": "event", "match_id": "...", "event": {"type": "deal_start", ...}}
+    {"kind": "event", "match_id": "...", "n": 0, "event": {"type": "deal_start", ...}}
     first {"started": true}  when the request is written to the bot's stream, then
     reply: {"action": "bid 105", "bot_ms": 3.2, "platform_ms": 0.4}
            {"timeout": true, "bot_ms": 1000.0, "platform_ms": 0.4}
@@ -224,7 +224,7 @@ class RedisRemoteSeat:
     async def send_event(self, match_id: str, event: JSON, sequence: int) -> None:
         """Put one numbered event on the bot's list. While Redis cannot be reached events
         wait here, in order, and go out before anything else once it is back."""
-        message = {"kind": "event", "match_id": match_id, "event": event, "sequence": sequence}
+        message = {"kind": "event", "match_id": match_id, "n": sequence, "event": event}
         self._backlog.append(json.dumps(message, separators=(",", ":")))
         try:
             await self._flush_backlog()

@@ -47,6 +47,7 @@ METRIC_NAMES = {
     "arena_gateway_matches_waiting",
     "arena_gateway_match_limit",
     "arena_event_loop_lag_seconds",
+    "arena_gateway_streams_cut_total",
     "grpc_server_started_total",
     "grpc_server_handled_total",
     "grpc_server_handling_seconds",

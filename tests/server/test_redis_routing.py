@@ -352,17 +352,17 @@ def test_arena_match_with_remote_bots_writes_a_replay_through_routing(
 ) -> None:
     """`arena match --routing` plays here, reaches the remote bots through their gateway's
     Redis, and so writes a replay that `arena replay verify` accepts."""
-    stack.bot("greedy", GREEDY)
+    stack.bot("greedy-sdk", GREEDY)  # a built-in bot's name cannot be registered
     replay = tmp_path / "match.json"
     res = subprocess.run(
         [sys.executable, "-m", "arena.cli", "match", "--routing", stack.redis.url,
          "--seed", "9", "--max-deals", "3", "--quiet", "--replay", str(replay),
-         "remote:greedy", "greedy", "random"],
+         "remote:greedy-sdk", "greedy", "random"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr + res.stdout
     data = rp.load(replay)
-    assert data["seats"][0] == "remote:greedy"
+    assert data["seats"][0] == "remote:greedy-sdk"
     assert rp.verify(data) is None
     verify = subprocess.run(
         [sys.executable, "-m", "arena.cli", "replay", "verify", str(replay)],
