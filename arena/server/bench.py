@@ -105,6 +105,7 @@ async def _play(
                 seed=f"bench/{tag}/{index}/{number}",
                 bots=list(bots),
                 max_deals=10_000,
+                public_seed=True,  # the bench's own bots: the same deals on every run
             )
             number += 1
             matches += 1
