@@ -250,10 +250,13 @@ def verify(
     :func:`commitment_difference`); ``expected_commitment`` is the seed commitment a seat
     saw at ``match_start``, so a seat can check the replay it is given is its own match.
     """
-    sim = simulate(replay)
-    return commitment_difference(
-        replay, sim, tournament_secret=tournament_secret, expected_commitment=expected_commitment
-    ) or first_difference(replay, sim)
+    check_shape(replay)
+    # The commitment first: a deck changed after the fact may also make a move illegal,
+    # and the change, not the move, is what the reader needs to hear about.
+    diff = commitment_difference(
+        replay, tournament_secret=tournament_secret, expected_commitment=expected_commitment
+    )
+    return diff or first_difference(replay, simulate(replay))
 
 
 def commitment_summary(replay: dict[str, Any], tournament_secret: str | None = None) -> str:
@@ -270,7 +273,6 @@ def commitment_summary(replay: dict[str, Any], tournament_secret: str | None = N
 
 def commitment_difference(
     replay: dict[str, Any],
-    sim: Simulation,
     *,
     tournament_secret: str | None = None,
     expected_commitment: str | None = None,
@@ -300,9 +302,22 @@ def commitment_difference(
             f"seed: its commitment is {actual}, not the {committed} "
             "published when the match started"
         )
-    base = DECK_24 if sim.game.rules.deck == 24 else DECK_32
-    for i, rec in enumerate(sim.game.records):
-        if list(rec.deck) != shuffled(base, deal_seed(seed, rec.index)):
+    try:
+        base = DECK_24 if Rules.from_json(replay["rules"]).deck == 24 else DECK_32
+    except EngineError as e:
+        raise ReplayError(f"field 'rules': {e}") from None
+    for i, deal in enumerate(replay["deals"]):
+        deck = deal.get("deck")
+        if deck is None:
+            continue  # dealt from the seed when re-simulated
+        index = deal.get("index", i)
+        if not isinstance(deck, list):
+            raise ReplayError(f"deals[{i}].deck: expected a list of card names")
+        try:
+            cards = [parse_card(c) for c in deck]
+        except (EngineError, TypeError, AttributeError):
+            raise ReplayError(f"deals[{i}].deck: expected a list of card names") from None
+        if not isinstance(index, int) or cards != shuffled(base, deal_seed(seed, index)):
             return f"deals[{i}].deck: not the shuffle of the committed seed"
     secret = tournament_secret or block.get("tournament_secret")
     if secret is not None:

@@ -161,3 +161,36 @@ def test_a_remote_participant_cannot_derive_the_deals_and_can_check_them_after(
     assert res.returncode == 1 and "not the published" in res.stdout
     res = arena("tournament", "verify", str(spec))
     assert res.returncode == 1 and "the id is not the one derived" in res.stdout
+
+
+def test_arena_match_through_routing_deals_a_secret_and_reveals_it(
+    stack: tuple[RedisProcess, GatewayProcess], tmp_path: Path
+) -> None:
+    redis, gw = stack
+    spy = Spy(gw.address, gw.register("spy"))
+    replay = tmp_path / "match.json"
+    try:
+        assert spy.welcomed.wait(20)
+        gw.wait_instances(["spy"])
+        refused = arena("match", "--routing", redis.url, "--seed", "7", "remote:spy",
+                        "greedy", "random")
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+        assert "--public-seed" in refused.stderr
+        res = arena("match", "--routing", redis.url, "--max-deals", "3", "--replay",
+                    str(replay), "remote:spy", "greedy", "random")
+        assert res.returncode == 0, res.stderr
+    finally:
+        spy.close()
+    shown = re.search(r"Deals from a secret seed; commitment ([0-9a-f]{64})", res.stdout)
+    told = re.search(r"Seed revealed: ([0-9a-f]{64}) \(matches the commitment\)", res.stdout)
+    assert shown and told, res.stdout
+    (mid,) = spy.match_ids()
+    assert re.fullmatch(r"match-[0-9a-f]{12}", mid)  # random: nothing of the seed in it
+    events = spy.events(mid)
+    assert events[0].match_start.seed_commitment == shown.group(1)
+    assert events[-1].match_end.seed_reveal == told.group(1)
+    assert seed_commitment(mid, told.group(1)) == shown.group(1)
+    data = json.loads(replay.read_text())
+    assert data["seed"] == told.group(1) and data["match_id"] == mid
+    verified = arena("replay", "verify", str(replay), "--commitment", shown.group(1))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
