@@ -105,6 +105,7 @@ def tournament(
     data: dict[str, Any] = {
         "name": "routed",
         "seed": "routing-1",
+        "public_seed": True,  # several stores must deal the same cards
         "rules": "classic",
         "participants": participants,
         "format": "duplicate",
