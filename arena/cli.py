@@ -67,11 +67,17 @@ def _parse_options(items: Sequence[str] | None) -> dict[str, Any]:
 
 def _replay_verify(args: argparse.Namespace) -> int:
     from .engine import replay as rp
+    from .engine.commitment import is_hex64
     from .engine.errors import ReplayError
 
     try:
         data = rp.load(args.file)
-        diff = rp.verify(data)
+        for flag, value in (("--commitment", args.commitment),
+                            ("--tournament-secret", args.tournament_secret)):
+            if value is not None and not is_hex64(value):
+                raise ReplayError(f"{flag}: expected 64 lowercase hex digits")
+        diff = rp.verify(data, tournament_secret=args.tournament_secret,
+                         expected_commitment=args.commitment)
     except ReplayError as e:
         print(f"invalid replay: {e}", file=sys.stderr)
         return 2
@@ -80,6 +86,8 @@ def _replay_verify(args: argparse.Namespace) -> int:
         return 1
     res = data["result"]
     print(f"OK: {len(data['deals'])} deal(s) re-simulated, scores {res['scores']}")
+    if "commitment" in data:
+        print("OK: " + rp.commitment_summary(data, args.tournament_secret))
     return 0
 
 
@@ -182,6 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
     rpsub = rep.add_subparsers(dest="replay_command", required=True)
     rv = rpsub.add_parser("verify", help="re-simulate: exit 0 match, 1 mismatch, 2 invalid")
     rv.add_argument("file")
+    rv.add_argument("--commitment", metavar="HEX",
+                    help="the seed commitment the match showed at its start: the replay's must "
+                    "be this one")
+    rv.add_argument("--tournament-secret", metavar="HEX",
+                    help="a tournament's revealed secret: check the seed is derived from it")
     rv.set_defaults(func=_replay_verify)
     rsh = rpsub.add_parser("show", help="the game deal by deal")
     rsh.add_argument("file")

@@ -12,9 +12,10 @@ Why so much machinery for a demo: the built-in bots could play in-process in a s
 then the demo would show nothing of the part that matters in practice, bots in other
 processes behind a gateway, and any break in that path would go unnoticed.
 
-The same seed gives the same leaderboard: deals come from the seed, the bots derive their
-choices from the match ids (themselves derived from the seed), and nothing depends on timing
-as long as no decision times out.
+The same seed gives the same leaderboard: deals come from the seed (public on purpose: the
+remote bots are the arena's own, see ``public_seed`` in ``examples/main.yaml``), the bots
+derive their choices from the match ids (stable: the tournament's name and match number),
+and nothing depends on timing as long as no decision times out.
 """
 
 from __future__ import annotations

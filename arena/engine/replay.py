@@ -5,6 +5,12 @@ the deal is re-derived from the seed) and every action in order.  Re-simulating 
 the engine must give the recorded scores; ``arena replay verify`` checks exactly that,
 so a replay is proof of a result, not just a log of it.  The format is documented in
 ``docs/replay.md``.
+
+A match dealt from a secret seed also carries the ``commitment`` the seats were shown
+before the first deal (:mod:`arena.engine.commitment`): verifying then also checks that the
+seed is the one committed to, that every recorded deck is that seed's shuffle, and, once
+the tournament's secret is known, that the seed is the one derived from it.  That is what
+makes the deals provably not chosen after the fact.
 """
 
 from __future__ import annotations
@@ -15,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from . import commitment as cm
 from .actions import parse_action
-from .cards import CARD_NAMES, hand_str, mask_of, parse_card
+from .cards import CARD_NAMES, DECK_24, DECK_32, hand_str, mask_of, parse_card
 from .errors import EngineError, ReplayError
 from .game import Game, public_text
 from .rules import Rules
+from .shuffle import deal_seed, shuffled
 
 FORMAT = "thousand-replay"
 FORMAT_VERSION = 1
@@ -128,7 +136,35 @@ def check_shape(data: Any) -> dict[str, Any]:
                 or not isinstance(a[1], str)
             ):
                 raise ReplayError(f"deals[{i}].actions[{j}]: expected [seat, \"action\"]")
+    if "commitment" in data:
+        _check_commitment_shape(data)
     return data
+
+
+def _check_commitment_shape(data: dict[str, Any]) -> None:
+    block = data["commitment"]
+    if not isinstance(block, dict):
+        raise ReplayError("field 'commitment': expected an object")
+    if block.get("scheme") != cm.SCHEME:
+        raise ReplayError(
+            f"field 'commitment.scheme': expected {cm.SCHEME!r}, got {block.get('scheme')!r}"
+        )
+    if not isinstance(data.get("match_id"), str):
+        raise ReplayError("field 'match_id': a replay with a commitment needs its match id")
+    for key in ("seed_commitment", "tournament_commitment", "tournament_secret"):
+        if key in block and not cm.is_hex64(block[key]):
+            raise ReplayError(f"field 'commitment.{key}': expected 64 lowercase hex digits")
+    if "seed_commitment" not in block:
+        raise ReplayError("field 'commitment.seed_commitment': missing")
+    for key in ("tournament", "key"):
+        if key in block and not isinstance(block[key], str):
+            raise ReplayError(f"field 'commitment.{key}': expected text")
+    if "tournament_commitment" in block and not (
+        isinstance(block.get("tournament"), str) and isinstance(block.get("key"), str)
+    ):
+        raise ReplayError(
+            "field 'commitment': a tournament commitment needs 'tournament' and 'key'"
+        )
 
 
 @dataclass
@@ -202,9 +238,103 @@ def first_difference(replay: dict[str, Any], sim: Simulation) -> str | None:
     return None
 
 
-def verify(replay: dict[str, Any]) -> str | None:
-    """None when the replay re-simulates to its recorded result, else the difference."""
-    return first_difference(replay, simulate(replay))
+def verify(
+    replay: dict[str, Any],
+    *,
+    tournament_secret: str | None = None,
+    expected_commitment: str | None = None,
+) -> str | None:
+    """None when the replay re-simulates to its recorded result, else the difference.
+
+    With a ``commitment`` the seed and the deals are checked against it first (see
+    :func:`commitment_difference`); ``expected_commitment`` is the seed commitment a seat
+    saw at ``match_start``, so a seat can check the replay it is given is its own match.
+    """
+    check_shape(replay)
+    # The commitment first: a deck changed after the fact may also make a move illegal,
+    # and the change, not the move, is what the reader needs to hear about.
+    diff = commitment_difference(
+        replay, tournament_secret=tournament_secret, expected_commitment=expected_commitment
+    )
+    return diff or first_difference(replay, simulate(replay))
+
+
+def commitment_summary(replay: dict[str, Any], tournament_secret: str | None = None) -> str:
+    """One line saying what a verified commitment established."""
+    block = replay["commitment"]
+    text = "the seed matches its commitment and every deal is its shuffle"
+    if tournament_secret or block.get("tournament_secret"):
+        text += f"; it is derived from tournament {block['tournament']!r}'s revealed secret"
+    elif "tournament_commitment" in block:
+        text += (f"; tournament {block['tournament']!r} not checked (give its revealed secret "
+                 "with --tournament-secret)")
+    return text
+
+
+def commitment_difference(
+    replay: dict[str, Any],
+    *,
+    tournament_secret: str | None = None,
+    expected_commitment: str | None = None,
+) -> str | None:
+    """The first way the seed or the deals break the replay's commitment, or None.
+
+    Checks, in order: the seed commitment the caller expects; the seed against the
+    commitment; each recorded deck against the seed's shuffle; and, when the tournament's
+    secret is known (given, or revealed in the replay), the secret against the tournament
+    commitment and the seed against its derivation.
+    """
+    block = replay.get("commitment")
+    if block is None:
+        if expected_commitment is not None or tournament_secret is not None:
+            return "commitment: the replay carries no commitment (its seed was not secret)"
+        return None
+    seed = replay["seed"]
+    committed = block["seed_commitment"]
+    if expected_commitment is not None and expected_commitment != committed:
+        return (
+            f"commitment.seed_commitment: the replay says {committed}, "
+            f"the match showed {expected_commitment}"
+        )
+    actual = cm.seed_commitment(replay["match_id"], seed)
+    if actual != committed:
+        return (
+            f"seed: its commitment is {actual}, not the {committed} "
+            "published when the match started"
+        )
+    try:
+        base = DECK_24 if Rules.from_json(replay["rules"]).deck == 24 else DECK_32
+    except EngineError as e:
+        raise ReplayError(f"field 'rules': {e}") from None
+    for i, deal in enumerate(replay["deals"]):
+        deck = deal.get("deck")
+        if deck is None:
+            continue  # dealt from the seed when re-simulated
+        index = deal.get("index", i)
+        if not isinstance(deck, list):
+            raise ReplayError(f"deals[{i}].deck: expected a list of card names")
+        try:
+            cards = [parse_card(c) for c in deck]
+        except (EngineError, TypeError, AttributeError):
+            raise ReplayError(f"deals[{i}].deck: expected a list of card names") from None
+        if not isinstance(index, int) or cards != shuffled(base, deal_seed(seed, index)):
+            return f"deals[{i}].deck: not the shuffle of the committed seed"
+    secret = tournament_secret or block.get("tournament_secret")
+    if secret is not None:
+        if "tournament_commitment" not in block:
+            return "commitment: not a tournament match; it has no tournament secret to check"
+        if not cm.is_hex64(secret):
+            raise ReplayError("tournament secret: expected 64 lowercase hex digits")
+        got = cm.tournament_commitment(block["tournament"], secret)
+        if got != block["tournament_commitment"]:
+            return (
+                f"tournament secret: its commitment is {got}, not the "
+                f"{block['tournament_commitment']} published when the tournament started"
+            )
+        derived = cm.derive(secret, block["key"])
+        if derived != seed:
+            return f"seed: not the one derived from the tournament secret for {block['key']!r}"
+    return None
 
 
 def show(replay: dict[str, Any]) -> str:

@@ -3,6 +3,11 @@
 Both take their own arguments (``match_main(argv)``, ``bot_check_main(argv)``) so the
 ``arena`` command can hand them the rest of its command line.  Exit codes: 0 success,
 1 the match was interrupted or the bot misbehaved, 2 bad arguments.
+
+A match with a remote bot is dealt from a secret seed unless the organiser passes
+``--public-seed``: a remote bot is a program nobody here controls, and a seed it can guess
+(``--seed 7``) gives it every hand.  The secret's commitment is printed before the first
+deal and the seed after the last (see :mod:`arena.engine.commitment`).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import asyncio
 import hashlib
 import json
 import os
+import secrets
 import sys
 import time
 from collections.abc import Sequence
@@ -19,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine import EngineError, Rules, parse_action
+from arena.engine import commitment as cm
 from arena.engine import replay as rp
 from arena.referee.runner import match_rules, resolve_seat, run_match
 from arena.referee.story import Story
@@ -94,10 +101,16 @@ def match_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", default="classic", help="rules preset (default classic)")
     p.add_argument("--option", "-o", action="append", metavar="NAME=VALUE",
                    help="rule option override, repeatable")
-    p.add_argument("--seed", default="1", help="seed text the deals come from (default 1)")
+    p.add_argument("--seed", default=None,
+                   help="seed text the deals come from (default 1; with remote bots a secret "
+                   "seed, and a given one needs --public-seed)")
+    p.add_argument("--public-seed", action="store_true",
+                   help="play --seed even with remote bots seated, who could then derive "
+                   "every deal from a seed they guess")
     p.add_argument("--max-deals", type=int, help="stop after this many deals")
     p.add_argument("--match-id", default=None,
-                   help="match id (default: derived from a hash of the seed)")
+                   help="match id (default: a hash of the seed for local bots, random with "
+                   "remote ones)")
     p.add_argument("--replay", metavar="FILE", help="write the replay to FILE")
     p.add_argument("--tricks", action="store_true", help="show every trick")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the result")
@@ -111,19 +124,52 @@ def match_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _spec_from_args(args: argparse.Namespace) -> MatchSpec:
+DEFAULT_SEED = "1"
+
+
+def _untrusted(args: argparse.Namespace) -> bool:
+    """Whether a bot nobody here controls may sit at the table: a remote bot, or any bot a
+    gateway resolves (a registered name needs no ``remote:`` prefix there)."""
+    return bool(args.gateway) or any(b.startswith("remote:") for b in args.bots)
+
+
+def _spec_from_args(args: argparse.Namespace, on_gateway: bool = False) -> MatchSpec:
+    """The match to play.  With remote bots and no ``--public-seed`` the seed is a fresh
+    secret (drawn by the gateway when it plays the match) and the spec carries its
+    commitment; a given seed then is a usage error rather than a silent change."""
     rules = _rules_json(args.rules, args.option)
     if args.max_deals is not None and args.max_deals < 1:
         raise UsageError("--max-deals must be at least 1")
-    # Bots see the match id: a hash, because the seed would tell them every deal.
-    digest = hashlib.sha256(str(args.seed).encode()).hexdigest()[:12]
+    untrusted = _untrusted(args)
+    if args.seed is not None and untrusted and not args.public_seed:
+        raise UsageError(
+            "--seed with a remote bot seated lets that bot derive every deal from a guess: "
+            "leave --seed out for a secret seed (its commitment is shown at the start, the "
+            "seed at the end), or add --public-seed to play this seed anyway"
+        )
+    commitment = None
+    if untrusted and args.seed is None:
+        # A secret seed; a match id with nothing of it, so nothing to test guesses against.
+        match_id = args.match_id or f"match-{secrets.token_hex(6)}"
+        seed = "" if on_gateway else cm.new_secret()
+        if seed:
+            commitment = cm.for_match(match_id, seed)
+    else:
+        seed = str(args.seed if args.seed is not None else DEFAULT_SEED)
+        if untrusted:
+            match_id = args.match_id or f"match-{secrets.token_hex(6)}"
+        else:
+            # Local bots only: a stable id, so the same seed writes the same replay.
+            digest = hashlib.sha256(seed.encode()).hexdigest()[:12]
+            match_id = args.match_id or f"match-{digest}"
     spec = MatchSpec(
-        match_id=args.match_id or f"match-{digest}",
+        match_id=match_id,
         rules=rules,
-        seed=str(args.seed),
+        seed=seed,
         bots=tuple(args.bots),
         time_control=TimeControl(args.decision_ms, args.bank_ms, args.strike_limit),
         max_deals=args.max_deals,
+        commitment=commitment,
     )
     players = match_rules(spec).players
     if len(spec.bots) != players:
@@ -137,10 +183,14 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     parser = match_parser()
     args = parser.parse_args(argv)
     try:
-        spec = _spec_from_args(args)
         routing = args.routing or os.environ.get("ARENA_ROUTING_URL")
-        remote = any(b.startswith("remote:") for b in spec.bots)
-        if args.gateway or (remote and not routing):
+        remote = any(b.startswith("remote:") for b in args.bots)
+        on_gateway = bool(args.gateway) or (remote and not routing)
+        spec = _spec_from_args(args, on_gateway)
+        if args.public_seed and _untrusted(args):
+            print("arena match: warning: a public seed with remote bots: they can derive "
+                  "every deal from it", file=sys.stderr)
+        if on_gateway:
             return _match_on_gateway(args, spec)
         resolver = None
         if remote and routing:
@@ -151,7 +201,7 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ValueError) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
-    story = Story(_say, quiet=args.quiet, tricks=args.tricks)
+    story = _with_commitment(Story(_say, quiet=args.quiet, tricks=args.tricks), args.quiet)
 
     async def spectator(event: JSON) -> None:
         story(event)
@@ -170,6 +220,28 @@ def match_main(argv: Sequence[str] | None = None) -> int:
         data.pop("replay", None)
         _say(json.dumps(data, indent=2))
     return 0 if result.status in ("completed", "forfeit") else 1
+
+
+def _with_commitment(story: Any, quiet: bool) -> Any:
+    """The story, plus a line for the commitment at the start and the reveal at the end,
+    the reveal checked against the commitment here and now."""
+    seen: dict[str, str] = {}
+
+    def tell(event: JSON) -> None:
+        kind = event.get("type")
+        if kind == "match_start" and isinstance(event.get("commitment"), str):
+            seen["commitment"] = event["commitment"]
+            seen["match_id"] = str(event.get("match_id", ""))
+            if not quiet:
+                _say(f"Deals from a secret seed; commitment {event['commitment']}")
+        story(event)
+        reveal = event.get("seed_reveal")
+        if kind == "match_end" and isinstance(reveal, str) and "commitment" in seen:
+            ok = cm.seed_commitment(seen["match_id"], reveal) == seen["commitment"]
+            verdict = "matches the commitment" if ok else "DOES NOT match the commitment"
+            _say(f"Seed revealed: {reveal} ({verdict})")
+
+    return tell
 
 
 async def _play_and_close(spec: MatchSpec, seats: list[Seat], spectator: Any) -> MatchResult:
@@ -212,7 +284,7 @@ def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]
 
 
 async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
-                         on_event: Any) -> JSON | None:
+                         on_event: Any, public_seed: bool | None = None) -> JSON | None:
     """Start the match on the gateway and feed its events to ``on_event``; the match_end."""
     import grpc
 
@@ -229,6 +301,7 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
             time_control=organiser_pb2.TimeControl(
                 decision_ms=tc.decision_ms, bank_ms=tc.bank_ms, strike_limit=tc.strike_limit
             ),
+            public_seed=bool(args.public_seed if public_seed is None else public_seed),
         )
         if spec.max_deals is not None:
             request.max_deals = spec.max_deals
@@ -254,7 +327,7 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
 
 
 def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
-    story = Story(_say, quiet=args.quiet, tricks=args.tricks)
+    story = _with_commitment(Story(_say, quiet=args.quiet, tricks=args.tricks), args.quiet)
     try:
         end = asyncio.run(_gateway_match(args, spec, story))
     except UsageError as exc:
@@ -530,7 +603,8 @@ async def _bot_check_gateway(args: argparse.Namespace, rules: JSON, opponents: l
                     probe.counts["ok"] += 1
 
         args.match_id = None
-        end = await _gateway_match(args, spec, watch)
+        # Fixed seeds, so a problem can be played again: a check is no contest to win.
+        end = await _gateway_match(args, spec, watch, public_seed=True)
         statuses.append(str(end.get("status")) if end else "unknown")
         if len(probe.problems) >= args.max_problems:
             break

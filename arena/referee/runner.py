@@ -33,6 +33,7 @@ from typing import Any
 
 from arena.bots import BUILTIN_BOTS, get_bot, seat_seed
 from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_action
+from arena.engine import commitment as cm
 from arena.engine.game import DealRecord, events_public
 from arena.engine.replay import replay_from_game
 from arena.observability import metrics as m
@@ -501,6 +502,7 @@ class _Match:
             "seats": list(self.names),
             "players": self.rules.players,
             "time_control": self.tc.to_json(),
+            **cm.start_fields(self.spec.commitment),
         })
         status = COMPLETED
         forfeit_seat: int | None = None
@@ -541,7 +543,7 @@ class _Match:
             m.GAMES_TOTAL.inc()
         replay = replay_from_game(
             game, self.names, annotations=self.annotations, status=status, ranks=ranks,
-            extra={"match_id": self.spec.match_id},
+            extra={"match_id": self.spec.match_id, **cm.replay_block(self.spec.commitment)},
         )
         if forfeit_seat is not None:
             replay["result"]["forfeit_seat"] = forfeit_seat
@@ -566,6 +568,7 @@ class _Match:
             "ranks": ranks,
             "deals": game.deals_played,
             "forfeit_seat": forfeit_seat,
+            **cm.end_fields(self.spec.commitment, self.spec.seed),
         })
         return result
 

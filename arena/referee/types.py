@@ -40,18 +40,21 @@ class MatchSpec:
 
     ``bots`` are bot references in seat order: a built-in name (``random``,
     ``greedy``), ``module:Class`` for a Python bot, or ``remote:NAME`` for a bot
-    connected to a gateway.
+    connected to a gateway.  ``commitment`` is set when the seed is secret: the seats are
+    shown the commitment at ``match_start`` and the replay keeps it (see
+    :mod:`arena.engine.commitment`).
     """
 
     match_id: str
     rules: JSON
-    seed: str
+    seed: str = field(repr=False)
     bots: tuple[str, ...]
     time_control: TimeControl = field(default_factory=TimeControl)
     max_deals: int | None = None
+    commitment: JSON | None = None
 
     def to_json(self) -> JSON:
-        return {
+        data: JSON = {
             "match_id": self.match_id,
             "rules": self.rules,
             "seed": self.seed,
@@ -59,6 +62,9 @@ class MatchSpec:
             "time_control": self.time_control.to_json(),
             "max_deals": self.max_deals,
         }
+        if self.commitment is not None:
+            data["commitment"] = self.commitment
+        return data
 
     @classmethod
     def from_json(cls, data: JSON) -> MatchSpec:
@@ -69,6 +75,7 @@ class MatchSpec:
             bots=tuple(data["bots"]),
             time_control=TimeControl.from_json(data.get("time_control") or {}),
             max_deals=data.get("max_deals"),
+            commitment=data.get("commitment"),
         )
 
 

@@ -123,6 +123,7 @@ async def _play(
                 bots=list(bots),
                 max_deals=10_000,
                 time_control=(load.decision_ms, load.bank_ms, load.strike_limit),
+                public_seed=True,  # the bench's own bots: the same deals on every run
             )
             number += 1
             started_matches += 1

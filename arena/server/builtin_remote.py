@@ -16,8 +16,9 @@ The classes:
 
 Determinism: a remote bot is never given the match seed (it would reveal the deals), so each
 bot's seed is derived by SHA-256 from the match id, the seat, the bot's kind and a salt
-(``ARENA_BOT_SEED``, default ``builtin``). Tournament match ids are themselves derived from
-the tournament's seed, so the same tournament gives the same moves every time. ``Random``
+(``ARENA_BOT_SEED``, default ``builtin``). Tournament match ids are stable (derived from
+the tournament's name and match number, or from its secret), so the same tournament gives
+the same moves every time. ``Random``
 draws from the arena's seeded stream keyed by the request id (the referee numbers requests
 per match), so it keeps no state per match and needs no events.
 """

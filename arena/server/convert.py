@@ -250,6 +250,8 @@ def _match_start(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
     body = common_pb2.MatchStart(
         bots=[str(b) for b in bots] if isinstance(bots, list | tuple) else [],
         rules_json=json.dumps(rules, sort_keys=True) if rules is not None else "",
+        seed_commitment=_get_str(e, "commitment"),
+        tournament_commitment=_get_str(e, "tournament_commitment"),
     )
     return common_pb2.MatchEvent(match_start=body)
 
@@ -330,6 +332,7 @@ def _match_end(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
         status=_get_str(e, "status"),
         scores=_int_list(e.get("scores")),
         ranks=_int_list(e.get("ranks")),
+        seed_reveal=_get_str(e, "seed_reveal"),
     )
     forfeit = e.get("forfeit_seat")
     if isinstance(forfeit, int):

@@ -10,6 +10,12 @@ objects), and has a byte bound beyond which its oldest chunks are dropped (a spe
 starts later is told how many events it missed). A finished match keeps its log for a while
 (``keep_logs`` matches), then only its result without the replay (which went to the
 ``on_result`` hook, e.g. the results file), and after ``keep_finished`` matches nothing.
+
+A match started without a seed gets a secret one (:mod:`arena.engine.commitment`): its
+commitment goes to the seats at ``match_start`` and to the organiser in the reply, and the
+seed is revealed in ``match_end``. A given seed with a remote bot seated needs the
+organiser's explicit ``public_seed``: the bot could otherwise guess the seed and derive
+every deal. Match ids are random, so they tell a seat nothing about the seed.
 """
 
 from __future__ import annotations
@@ -17,11 +23,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import hashlib
-import itertools
 import json
 import logging
-import time
+import secrets
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,6 +33,7 @@ from typing import Any
 
 import grpc
 
+from arena.engine import commitment as cm
 from arena.proto.thousand.v1 import common_pb2
 from arena.referee.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
 from arena.server import convert
@@ -168,7 +173,6 @@ class MatchManager:
         self._matches: dict[str, RunningMatch] = {}
         self._finished_order: collections.deque[str] = collections.deque()
         self._accepting = True
-        self._counter = itertools.count(1)
 
     # --- starting ---------------------------------------------------------------------
 
@@ -201,9 +205,12 @@ class MatchManager:
         data: JSON = rules.to_json()
         return data
 
-    def _new_id(self, seed: str, bots: Sequence[str]) -> str:
-        text = f"{time.time_ns()}/{next(self._counter)}/{seed}/{','.join(bots)}"
-        return "m-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    def _new_id(self) -> str:
+        """A fresh random id: nothing in it depends on the seed, the bots or the time."""
+        while True:
+            match_id = "m-" + secrets.token_hex(8)
+            if match_id not in self._matches:
+                return match_id
 
     async def start(
         self,
@@ -215,13 +222,13 @@ class MatchManager:
         time_control: tuple[int, int, int] | None = None,
         max_deals: int | None = None,
         match_id: str | None = None,
+        public_seed: bool = False,
     ) -> str:
+        """Start a match and return its id; an empty ``seed`` means a secret one."""
         if not self._accepting:
             raise MatchError(
                 grpc.StatusCode.UNAVAILABLE, "the gateway is shutting down; no new matches"
             )
-        if not seed:
-            raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, "a seed is required")
         if not bots:
             raise MatchError(grpc.StatusCode.INVALID_ARGUMENT, "name one bot per seat")
         if match_id is not None and match_id in self._matches:
@@ -238,21 +245,52 @@ class MatchManager:
                 )
             tc = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, strike_limit=strikes)
         refs = tuple(self._ref(ref) for ref in bots)
+        remote = any(ref.startswith(REMOTE_PREFIX) for ref in refs)
+        for ref in refs:  # an unknown bot is the first thing to fix
+            name = ref.removeprefix(REMOTE_PREFIX)
+            if ref.startswith(REMOTE_PREFIX) and not self.registry.exists(name):
+                raise MatchError(
+                    grpc.StatusCode.NOT_FOUND,
+                    f"no bot named {name!r} is registered with this gateway",
+                )
+        if seed and remote and not public_seed:
+            raise MatchError(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "a given seed with a remote bot seated lets that bot derive every deal from a "
+                "guess: leave the seed empty for a secret one (committed at the start, revealed "
+                "at the end), or set public_seed to play this seed anyway",
+            )
         rules = self._rules(preset, options)
+        match_id = match_id or self._new_id()
+        commitment = None
+        if not seed:
+            seed = cm.new_secret()
+            commitment = cm.for_match(match_id, seed)
         spec = MatchSpec(
-            match_id=match_id or self._new_id(seed, refs),
+            match_id=match_id,
             rules=rules,
             seed=seed,
             bots=refs,
             time_control=tc,
             max_deals=max_deals,
+            commitment=commitment,
         )
         seats = self._resolve(spec)
         match = RunningMatch(spec=spec, log=EventLog(self.log_max_bytes))
         self._matches[spec.match_id] = match
         match.task = asyncio.create_task(self._run(match, seats), name=f"match {spec.match_id}")
         log.info("match %s started: %s", spec.match_id, ", ".join(bots))
+        if seed and remote and commitment is None:
+            log.warning("match %s: played with a public seed while remote bots are seated; "
+                        "they can derive every deal from it", spec.match_id)
         return spec.match_id
+
+    def seed_commitment(self, match_id: str) -> str:
+        """The commitment to a match's secret seed; empty for a public seed."""
+        match = self._matches.get(match_id)
+        if match is None or match.spec.commitment is None:
+            return ""
+        return str(match.spec.commitment["seed_commitment"])
 
     def _resolve(self, spec: MatchSpec) -> list[Seat]:
         from arena.referee.runner import match_rules, resolve_seats

@@ -503,11 +503,14 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
                 time_control=time_control,
                 max_deals=request.max_deals if request.HasField("max_deals") else None,
                 match_id=request.match_id or None,
+                public_seed=request.public_seed,
             )
         except MatchError as exc:
             await context.abort(exc.code, brief(str(exc)))
             return organiser_pb2.StartMatchResponse()
-        return organiser_pb2.StartMatchResponse(match_id=match_id)
+        return organiser_pb2.StartMatchResponse(
+            match_id=match_id, seed_commitment=self.matches.seed_commitment(match_id)
+        )
 
     async def WatchMatch(
         self,

@@ -16,7 +16,7 @@ import numpy as np
 
 from arena.ratings import Decision, GameResult, LiveLeague, Sprt, SprtResult
 from arena.tournament.formats import _Builder, seatings_for
-from arena.tournament.model import ResultRecord, ScheduledMatch, sha_hex
+from arena.tournament.model import ResultRecord, ScheduledMatch
 from arena.tournament.spec import Participant, SpecError, TournamentSpec, load_spec
 from arena.tournament.store import ResultStore
 
@@ -204,6 +204,15 @@ class LeagueFormat:
                 "league spec not reloaded, keeping %d participants: %s", len(self.participants), exc
             )
             return self.participants
+        if fresh.secret_seed != self.spec.secret_seed:
+            # A remote bot joining a league dealt from a public seed could derive its deals.
+            log.warning(
+                "league spec not reloaded, keeping %d participants: the new participants "
+                "would change how the deals are seeded (a league keeps the seed it started "
+                "with; start one with public_seed: false to let remote bots join later)",
+                len(self.participants),
+            )
+            return self.participants
         return fresh.participants
 
     def next_batch(self, done: Mapping[str, ResultRecord]) -> list[ScheduledMatch] | None:
@@ -241,8 +250,7 @@ class LeagueFormat:
         players = self.participants
         if len(players) < k:
             return []
-        seed = self.spec.seed
-        order_hash = {p.name: sha_hex(f"{seed}/league/{rnd}/{p.name}") for p in players}
+        order_hash = {p.name: self.spec.derive(f"league/{rnd}/{p.name}") for p in players}
         n_out = len(players) % k
         if n_out:
             busiest = sorted(
@@ -250,7 +258,7 @@ class LeagueFormat:
             )
             sitting = {p.name for p in busiest[:n_out]}
             players = [p for p in players if p.name not in sitting]
-        rng = np.random.default_rng(int(sha_hex(f"{seed}/league/{rnd}", 16), 16))
+        rng = np.random.default_rng(int(self.spec.derive(f"league/{rnd}")[:16], 16))
         draws = rng.standard_normal(len(players))
         keyed = []
         for p, z in zip(players, draws, strict=True):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
 
+from arena.engine import commitment as cm
 from arena.tournament.executors import ExecutorError
 from arena.tournament.formats import make_format
 from arena.tournament.run import Progress, run_tournament
@@ -61,6 +63,33 @@ def _parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="how many matches are stored for a spec")
     status.add_argument("spec")
     status.add_argument("--db", help="results database URL or file (override the spec)")
+
+    reveal = sub.add_parser(
+        "reveal",
+        help="after the end: the deal secret and every match's seed, to check the deals",
+        description="Print a finished tournament's deal secret, its commitment and, per "
+        "stored match, the derivation key, seed and seed commitment.",
+    )
+    reveal.add_argument("spec")
+    reveal.add_argument("--db", help="results database URL or file (override the spec)")
+    reveal.add_argument("--json", action="store_true", help="everything as one JSON object")
+    reveal.add_argument(
+        "--end", action="store_true",
+        help="end an unfinished tournament now (a league) and reveal; no match can follow",
+    )  # fmt: skip
+
+    verify = sub.add_parser(
+        "verify",
+        help="check every stored match against the revealed secret (exit 0 ok, 1 mismatch)",
+        description="Check the revealed secret against the commitment, each match's id and "
+        "seed against their derivation, and each replay's commitment, decks and result.",
+    )
+    verify.add_argument("spec")
+    verify.add_argument("--db", help="results database URL or file (override the spec)")
+    verify.add_argument(
+        "--commitment", metavar="HEX",
+        help="the tournament commitment published at its start (default: the stored one)",
+    )  # fmt: skip
     return parser
 
 
@@ -68,8 +97,24 @@ def _load(path: str, *, check_imports: bool = True) -> TournamentSpec:
     return load_spec(path, check_imports=check_imports)
 
 
+def _counting(spec: TournamentSpec) -> TournamentSpec:
+    """A spec whose plan can be counted: a secret-seeded one gets a throwaway secret (the
+    number and shape of matches never depend on it)."""
+    return spec.with_secret(cm.new_secret()) if spec.secret_seed else spec
+
+
+def _seed_note(spec: TournamentSpec) -> str | None:
+    if spec.secret_seed:
+        return (f"{spec.name}: the deals come from a secret drawn at the first run and kept "
+                "in the results store; it is revealed when the tournament ends")
+    if spec.has_remote:
+        return (f"warning: {spec.name} has remote participants and a public seed "
+                f"({spec.seed!r}): they can derive every deal from it")
+    return None
+
+
 def _describe(spec: TournamentSpec) -> str:
-    fmt = make_format(spec)
+    fmt = make_format(_counting(spec))
     total = fmt.planned_total()
     first = fmt.next_batch({}) or []
     how = f"{total} matches" if total is not None else f"first round {len(first)} matches"
@@ -106,11 +151,88 @@ def _linger(prog: str, port: int, seconds: float) -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _plan(spec: TournamentSpec, as_json: bool) -> int:
+    """List the matches.  With a secret seed the ids come from the secret: they are shown
+    once a run has drawn it, and the seeds never (the plan is often shared)."""
+    shown = spec
+    secret = None
+    if spec.secret_seed:
+        with ResultStore(spec.db) as store:
+            secret = store.get_deal_secret(spec.name)
+        if secret is None:
+            print(f"{spec.name}: match ids come from the tournament's secret, drawn at its "
+                  "first run; shown as '-' until then", file=sys.stderr)
+        shown = spec.with_secret(secret.secret if secret else cm.new_secret())
+    for m in make_format(shown).next_batch({}) or []:
+        match_id = "-" if spec.secret_seed and secret is None else m.match_id
+        if as_json:
+            data = m.to_json()
+            if spec.secret_seed:
+                data["spec"]["seed"] = None
+                data["spec"]["match_id"] = match_id
+                data["spec"].pop("commitment", None)
+            print(json.dumps(data, sort_keys=True, separators=(",", ":")))
+        else:
+            print(f"{m.index:6d}  {match_id:>32}  {m.group:>10}  {' / '.join(m.players)}")
+    return 0
+
+
+def _reveal(args: argparse.Namespace) -> int:
+    from arena.tournament.fairness import NotRevealed, reveal
+
+    spec = _load(args.spec, check_imports=False).with_overrides(db=args.db)
+    with ResultStore(spec.db) as store:
+        try:
+            data = reveal(spec, store, end=args.end)
+        except NotRevealed as exc:
+            print(f"arena tournament: {exc}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    print(f"{spec.name}: deal secret {data['secret']}")
+    print(f"  commitment {data['commitment']} = SHA-256(\"{cm.SCHEME}/tournament\" 0x00 "
+          "name 0x00 secret)")
+    print("  match seed = HMAC-SHA256(secret, key); seed commitment = SHA-256("
+          f"\"{cm.SCHEME}/seed\" 0x00 match id 0x00 seed)")
+    for m in data["matches"]:
+        print(f"  {m['index']:6d}  {m['match_id']}  {m['key']:>10}  seed {m['seed']}  "
+              f"commitment {m['seed_commitment']}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from arena.tournament.fairness import NotRevealed, verify
+
+    if args.commitment is not None and not cm.is_hex64(args.commitment):
+        print("arena tournament: --commitment: expected 64 lowercase hex digits",
+              file=sys.stderr)
+        return 2
+    spec = _load(args.spec, check_imports=False).with_overrides(db=args.db)
+    with ResultStore(spec.db) as store:
+        try:
+            found = verify(spec, store, commitment=args.commitment)
+        except NotRevealed as exc:
+            print(f"arena tournament: {exc}", file=sys.stderr)
+            return 2
+    if found.ok:
+        print(f"OK: {spec.name}: the secret matches its commitment; {found.checked} matches: "
+              "ids and seeds derived from it, every replay committed to its seed, dealt from "
+              "it and re-simulated to its result")
+        return 0
+    for line in found.problems[:20]:
+        print(f"MISMATCH: {line}")
+    if len(found.problems) > 20:
+        print(f"... {len(found.problems) - 20} more")
+    return 1
+
+
 def tournament_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``arena tournament``; returns the process exit status.
 
-    2: the spec or a command-line value is wrong; 1: the run failed; 130: stopped by
-    Ctrl-C (run the same command again to resume).
+    2: the spec or a command-line value is wrong, or ``reveal``/``verify`` has nothing to
+    work on yet; 1: the run failed, or ``verify`` found a mismatch; 130: stopped by Ctrl-C
+    (run the same command again to resume).
     """
     args = _parser().parse_args(list(argv) if argv is not None else None)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -119,23 +241,28 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             spec = _load(args.spec)
             print(f"ok: {_describe(spec)}")
+            note = _seed_note(spec)
+            if note:
+                print(note, file=sys.stderr)
             return 0
         if args.command == "plan":
-            spec = _load(args.spec)
-            for m in make_format(spec).next_batch({}) or []:
-                if args.json:
-                    print(m.dumps())
-                else:
-                    print(f"{m.index:6d}  {m.match_id}  {m.group:>10}  {' / '.join(m.players)}")
-            return 0
+            return _plan(_load(args.spec), args.json)
         if args.command == "status":
             spec = _load(args.spec, check_imports=False).with_overrides(db=args.db)
             with ResultStore(spec.db) as store:
                 done = store.count(spec.name)
-            total = make_format(spec).planned_total()
+                secret = store.get_deal_secret(spec.name)
+            total = make_format(_counting(spec)).planned_total()
             of = f" of {total}" if total is not None else ""
             print(f"{spec.name}: {done}{of} matches stored in {spec.db}")
+            if secret is not None:
+                state = "revealed: arena tournament reveal" if secret.revealed else "secret"
+                print(f"deal commitment {secret.commitment} ({state})")
             return 0
+        if args.command == "reveal":
+            return _reveal(args)
+        if args.command == "verify":
+            return _verify(args)
         # run
         if args.max_matches is not None and args.max_matches < 1:
             print(f"{prog}: --max-matches must be a positive integer", file=sys.stderr)
@@ -161,8 +288,17 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
             except MetricsSetupError as exc:
                 print(f"{prog}: {exc}", file=sys.stderr)
                 return 2
+        note = _seed_note(spec)
+        if note and not spec.secret_seed:
+            print(note, file=sys.stderr)
+
+        def announce(line: str) -> None:
+            print(line, file=sys.stderr, flush=True)
+
         try:
-            summary = run_tournament(spec, progress=progress, max_matches=args.max_matches)
+            summary = run_tournament(
+                spec, progress=progress, max_matches=args.max_matches, announce=announce
+            )
         except KeyboardInterrupt:
             progress.finish()
             print(
@@ -181,6 +317,9 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         )
         if summary.note:
             print(summary.note)
+        if summary.revealed_secret:
+            print(f"{spec.name}: ended; deal secret revealed: {summary.revealed_secret} "
+                  f"(check every match: arena tournament verify {args.spec})")
         if linger:
             _linger(prog, args.metrics_port, linger)
         return 0
@@ -193,3 +332,11 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
     except ExecutorError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader went away (``... | head``): stay quiet, also at the exit flush.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 0

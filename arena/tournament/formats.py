@@ -7,8 +7,10 @@ formats (round robin, duplicate, gauntlet) return their whole plan at once; adap
 stored results, so a stopped tournament resumes exactly where it was and a re-run with
 the same seed asks for the same matches.
 
-Match ids hash (tournament name, seed, index); match seeds hash (seed, set index), so the
-games of one duplicate set share their deals and every bot holds every hand.
+Match ids and seeds come from :meth:`TournamentSpec.match_id` and
+:meth:`TournamentSpec.derive`: the seed of duplicate set K is ``derive("set/K")``, so the
+games of one set share their deals and every bot holds every hand; an independent game I
+has ``derive("game/I")``.  With a secret seed each match also carries its commitment.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from arena.referee.types import MatchSpec
-from arena.tournament.model import ResultRecord, ScheduledMatch, match_id_for, sha_hex
+from arena.tournament.model import ResultRecord, ScheduledMatch
 from arena.tournament.spec import Participant, TournamentSpec
 
 if TYPE_CHECKING:
@@ -97,18 +99,22 @@ class _Builder:
     next_set: int = 0
 
     def match(
-        self, members: Sequence[Participant], seed: str, group: str, rnd: int
+        self, members: Sequence[Participant], key: str, group: str, rnd: int
     ) -> ScheduledMatch:
+        """Match number ``next_index``, dealt from the seed derived for ``key``."""
         index = self.next_index
         self.next_index += 1
         s = self.spec
+        match_id = s.match_id(index)
+        seed = s.derive(key)
         mspec = MatchSpec(
-            match_id=match_id_for(s.name, s.seed, index),
+            match_id=match_id,
             rules=s.rules,
             seed=seed,
             bots=tuple(p.bot for p in members),
             time_control=s.time_control,
             max_deals=s.max_deals,
+            commitment=s.match_commitment(match_id, seed, key),
         )
         return ScheduledMatch(
             tournament=s.name,
@@ -122,8 +128,7 @@ class _Builder:
     def single(self, members: Sequence[Participant], rnd: int = 0) -> ScheduledMatch:
         """A match with its own deals (not part of a duplicate set)."""
         index = self.next_index
-        seed = sha_hex(f"{self.spec.seed}/game/{index}")
-        return self.match(members, seed, f"game-{index}", rnd)
+        return self.match(members, f"game/{index}", f"game-{index}", rnd)
 
     def duplicate_set(
         self, table: Sequence[Participant], seatings: Sequence[Seating], rnd: int = 0
@@ -131,9 +136,9 @@ class _Builder:
         """One seeded deal sequence played once per seating: the set shares seed and group."""
         set_index = self.next_set
         self.next_set += 1
-        seed = sha_hex(f"{self.spec.seed}/set/{set_index}")
+        key = f"set/{set_index}"
         group = f"set-{set_index}"
-        return [self.match([table[i] for i in seating], seed, group, rnd) for seating in seatings]
+        return [self.match([table[i] for i in seating], key, group, rnd) for seating in seatings]
 
 
 def _combos(n: int, k: int) -> list[tuple[int, ...]]:
@@ -235,7 +240,8 @@ class SwissFormat:
     """Rounds of tables formed by score; each table plays ``sets`` duplicate sets.
 
     Players are ordered by score, then Buchholz (the sum of the scores of everyone they
-    met), then a hash of (seed, round, name): the order is total and needs no RNG.  Each
+    met), then a value derived from the seed for (round, name): the order is total and needs
+    no RNG.  Each
     table is filled from the top of that order, preferring players who met the ones
     already seated least often.  When the field does not divide into tables, the lowest
     players with the fewest byes sit out and score half a point per game they missed.
@@ -283,7 +289,7 @@ class SwissFormat:
             key=lambda n: (
                 -st[n].score,
                 -buchholz(n),
-                sha_hex(f"{self.spec.seed}/swiss/{rnd}/{n}"),
+                self.spec.derive(f"swiss/{rnd}/{n}"),
             ),
         )
 

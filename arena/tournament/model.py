@@ -7,22 +7,11 @@ write a complete result row without reading the spec file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arena.referee.types import JSON, MatchResult, MatchSpec
-
-
-def sha_hex(text: str, length: int = 64) -> str:
-    """The project's one way to derive ids and seeds from text: SHA-256, hex."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
-
-
-def match_id_for(tournament: str, seed: str, index: int) -> str:
-    """Stable id of match ``index``: a re-delivered or resumed match has the same id."""
-    return sha_hex(f"{tournament}/{seed}/{index}", 32)
 
 
 @dataclass(frozen=True)

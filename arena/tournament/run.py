@@ -2,6 +2,10 @@
 
 Resuming is not a special mode: every run starts by reading the store, and a match that
 has a row is never played again.  Stopping (Ctrl-C) loses at most the matches in flight.
+
+A tournament dealt from a secret takes it from the store (drawn on its first run), so a
+resume deals the same cards; when the whole tournament has been played the secret is
+marked revealed, and from then on no match can be added to it.
 """
 
 from __future__ import annotations
@@ -11,15 +15,15 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import IO
 
 from arena.tournament.executors import Executor, make_executor, routing_url_from_env
 from arena.tournament.formats import Format, make_format
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import TournamentSpec
-from arena.tournament.store import ResultStore
+from arena.tournament.store import ResultStore, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +134,10 @@ class RunSummary:
     elapsed_s: float
     finished: bool
     note: str = ""
+    #: The commitment to the deal secret (None for a public seed).
+    commitment: str | None = None
+    #: The deal secret, once this run finished the tournament and so revealed it.
+    revealed_secret: str | None = field(default=None, repr=False)
 
     @property
     def games_per_s(self) -> float:
@@ -163,12 +171,14 @@ def run_tournament(
     progress: Progress | None = None,
     stop: threading.Event | None = None,
     max_matches: int | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Play every match of ``spec`` that has no stored result; return what was done.
 
     ``stop`` ends the run between batches (a league otherwise runs for ever);
     ``max_matches`` stops after that many matches were played in this run, which is how
-    tests and demos interrupt a tournament at a known point.
+    tests and demos interrupt a tournament at a known point.  ``announce`` is told the
+    commitment to the deal secret before the first match, for the organiser to publish.
     """
     own_store = store is None
     store = store or ResultStore(spec.db)
@@ -180,6 +190,20 @@ def run_tournament(
     played = 0
     try:
         store.register_tournament(spec)
+        secret = None
+        if spec.secret_seed:
+            secret = store.deal_secret(spec.name)
+            spec = spec.with_secret(secret.secret)
+            if announce is not None:
+                when = (
+                    "was revealed when the tournament ended"
+                    if secret.revealed
+                    else "is revealed when the tournament ends"
+                )
+                announce(
+                    f"{spec.name}: the deals come from a secret; its commitment is "
+                    f"{secret.commitment} (SHA-256, see docs/shuffle.md); the secret {when}"
+                )
         fmt: Format = make_format(spec, store)
         done = store.results(spec.name)
         total = fmt.planned_total()
@@ -220,6 +244,12 @@ def run_tournament(
                     time.sleep(spec.format.poll_s)
                     continue
                 todo = [m for m in batch if m.match_id not in done]
+                if todo and secret is not None and secret.revealed:
+                    raise StoreError(
+                        f"tournament '{spec.name}' ended and its deal secret was revealed: "
+                        f"{len(todo)} more matches would be played with deals anyone can "
+                        "derive; play them as a new tournament (another name)"
+                    )
                 executor.run(todo, store, on_result)
                 done = store.results(spec.name)
                 if gauges:
@@ -233,6 +263,9 @@ def run_tournament(
         if outcome is not None and hasattr(outcome, "describe"):
             f = spec.format
             note = outcome.describe(f.candidate, f.baseline)
+        revealed = None
+        if secret is not None and finished:
+            revealed = store.reveal_deal_secret(spec.name).secret
         summary = RunSummary(
             tournament=spec.name,
             matches=len(done),
@@ -241,6 +274,8 @@ def run_tournament(
             elapsed_s=time.monotonic() - started,
             finished=finished,
             note=note,
+            commitment=secret.commitment if secret is not None else None,
+            revealed_secret=revealed,
         )
         return summary
     finally:

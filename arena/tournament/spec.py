@@ -4,12 +4,21 @@ Validation collects every mistake at once and names the field it is about
 (``participants[2].bot: unknown bot 'grdy' (did you mean 'greedy'?)``), because a spec
 is usually written by hand and fixing one error per run is tedious.  Unknown fields are
 errors, not warnings: a misspelt ``gmaes`` silently ignored would run the wrong tournament.
+
+Seeds: with only built-in and local Python bots the deals come from the spec's ``seed``
+(default: the name), so a spec is reproducible anywhere.  With a ``remote:`` participant a
+seed in the file would let that bot guess it and derive every deal, so the seed is then a
+secret drawn for the tournament and kept in its results store (``seed`` is None here and
+the secret is attached at run time with :meth:`TournamentSpec.with_secret`); a fixed seed
+needs ``public_seed: true``.  Every seed, match id and tie-break of a tournament comes from
+:meth:`TournamentSpec.derive`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import hashlib
 import importlib
 import json
 import re
@@ -21,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from arena.engine import commitment as cm
 from arena.referee.types import JSON, TimeControl
 
 FORMATS = ("round-robin", "duplicate", "gauntlet", "swiss", "sprt", "league")
@@ -38,6 +48,7 @@ _MODULE_REF_RE = re.compile(
 _TOP_FIELDS = (
     "name",
     "seed",
+    "public_seed",
     "rules",
     "participants",
     "format",
@@ -114,7 +125,8 @@ class TournamentSpec:
     """A validated tournament; build one with :func:`load_spec` or :func:`parse_spec`."""
 
     name: str
-    seed: str
+    #: The public seed text, or None when the deals come from a secret (see the module).
+    seed: str | None
     rules: JSON
     preset: str
     rule_options: JSON
@@ -128,6 +140,71 @@ class TournamentSpec:
     executor: ExecutorSpec = field(default_factory=ExecutorSpec)
     db: str = DEFAULT_DB
     source: str | None = None
+    #: ``public_seed`` as the file gives it (None: not given).
+    public_seed: bool | None = None
+    #: The tournament's secret, from its results store; never part of the spec's JSON.
+    deal_secret: str | None = field(default=None, repr=False, compare=False)
+
+    # -- seeds ---------------------------------------------------------------------------
+
+    @property
+    def secret_seed(self) -> bool:
+        """Whether the deals come from a secret rather than a seed in the file."""
+        return self.seed is None
+
+    @property
+    def has_remote(self) -> bool:
+        return any(p.bot.startswith("remote:") for p in self.participants)
+
+    def with_secret(self, secret: str) -> TournamentSpec:
+        """This spec with its deal secret attached (it must use one)."""
+        if not self.secret_seed:
+            raise ValueError(f"tournament {self.name!r} has a public seed")
+        if not cm.is_hex64(secret):
+            raise ValueError("a deal secret is 64 lowercase hex digits")
+        return dataclasses.replace(self, deal_secret=secret)
+
+    def _secret(self) -> str:
+        if self.deal_secret is None:
+            raise RuntimeError(
+                f"tournament {self.name!r} deals from a secret kept in its results store; "
+                "it is not loaded"
+            )
+        return self.deal_secret
+
+    @property
+    def commitment(self) -> str | None:
+        """The commitment to the deal secret; None for a public seed."""
+        if self.seed is not None:
+            return None
+        return cm.tournament_commitment(self.name, self._secret())
+
+    def derive(self, key: str) -> str:
+        """64 hex digits for one purpose (``set/3``: that set's match seed).
+
+        Public seed ``S``: SHA-256 of ``S/key``.  Secret: HMAC-SHA256 under the secret, so
+        revealing one match's seed says nothing about the others'.
+        """
+        if self.seed is not None:
+            return hashlib.sha256(f"{self.seed}/{key}".encode()).hexdigest()
+        return cm.derive(self._secret(), key)
+
+    def match_id(self, index: int) -> str:
+        """Match ``index``'s id: stable on resume, and nothing a seat can test guesses of
+        the seed against (the name and index, or the secret under a key of its own)."""
+        if self.seed is not None:
+            return hashlib.sha256(f"{self.name}/{index}".encode()).hexdigest()[:32]
+        return self.derive(f"match-id/{index}")[:32]
+
+    def match_commitment(self, match_id: str, seed: str, key: str) -> JSON | None:
+        """What a match carries about the secret its seed comes from (None: public)."""
+        if self.seed is not None:
+            return None
+        commitment = self.commitment
+        assert commitment is not None
+        return cm.for_tournament_match(
+            match_id, seed, tournament=self.name, commitment=commitment, key=key
+        )
 
     def participant(self, name: str) -> Participant:
         for p in self.participants:
@@ -180,7 +257,7 @@ class TournamentSpec:
             },
             "db": self.db,
         }
-        for key in ("games", "sets", "max_deals"):
+        for key in ("games", "sets", "max_deals", "public_seed"):
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
@@ -371,14 +448,35 @@ class _Validator:
 
         seed_raw = data.get("seed", name)
         seed: str | None = None
+        seed_ok = True
         if _is_int(seed_raw) or (isinstance(seed_raw, str) and seed_raw):
             seed = str(seed_raw)
         elif "seed" in data:
             self.err("seed", "must be a non-empty string or an integer")
+            seed_ok = False
+        public_seed = data.get("public_seed")
+        if public_seed is not None and not isinstance(public_seed, bool):
+            self.err("public_seed", "must be true or false")
+            public_seed = None
 
         preset, options, rules, seats = self.rules(data.get("rules"))
         participants = self.participants(data.get("participants"))
         fmt = self.format(data.get("format", "round-robin"))
+        remote = any(p.bot.startswith("remote:") for p in participants)
+        secret = public_seed is False or (remote and public_seed is not True)
+        if secret and "seed" in data:
+            if public_seed is False:
+                self.err("seed", "a fixed seed contradicts public_seed: false; remove one")
+            else:
+                self.err(
+                    "seed",
+                    "remote participants could derive every deal from a fixed seed: remove "
+                    "it (the deals then come from a secret drawn for this tournament, "
+                    "committed when it starts and revealed when it ends), or add "
+                    "public_seed: true to play this seed anyway",
+                )
+        elif secret:
+            seed = None
 
         games = sets = max_deals = None
         if "games" in data:
@@ -400,7 +498,7 @@ class _Validator:
         if fmt is not None:
             sets = self.format_rules(fmt, participants, seats, data, games, sets)
 
-        if self.problems or name is None or seed is None or rules is None or fmt is None:
+        if self.problems or name is None or not seed_ok or rules is None or fmt is None:
             raise SpecError(self.problems or ["invalid spec"], self.source)
         assert preset is not None and options is not None and seats is not None
         return TournamentSpec(
@@ -419,6 +517,7 @@ class _Validator:
             executor=executor,
             db=db,
             source=self.source,
+            public_seed=public_seed,
         )
 
     def rules(self, raw: Any) -> tuple[str | None, JSON | None, JSON | None, int | None]:

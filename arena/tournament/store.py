@@ -17,11 +17,12 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from arena.engine import commitment as cm
 from arena.referee.types import JSON
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import TournamentSpec
@@ -69,6 +70,14 @@ _SCHEMA = (
         worker TEXT NOT NULL,
         at DOUBLE PRECISION NOT NULL
     )""",
+    # Apart from the spec, which reports show: the secret stays here until revealed.
+    """CREATE TABLE IF NOT EXISTS deal_secrets (
+        tournament TEXT PRIMARY KEY,
+        secret TEXT NOT NULL,
+        commitment TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        revealed_at DOUBLE PRECISION
+    )""",
 )
 
 _COLUMNS = (
@@ -106,6 +115,21 @@ class StoreError(RuntimeError):
 
 def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class DealSecret:
+    """A tournament's deal secret and its commitment; ``revealed_at`` once it ended."""
+
+    tournament: str
+    secret: str = field(repr=False)
+    commitment: str
+    created_at: float
+    revealed_at: float | None = None
+
+    @property
+    def revealed(self) -> bool:
+        return self.revealed_at is not None
 
 
 @dataclass(frozen=True)
@@ -312,6 +336,46 @@ class ResultStore:
         stored = self.get(rec.match_id, with_replay=with_replay)
         assert stored is not None
         return stored, False
+
+    # -- deal secrets ----------------------------------------------------------------------
+
+    def deal_secret(self, tournament: str) -> DealSecret:
+        """The tournament's deal secret, drawn and saved the first time (insert if absent,
+        so two schedulers starting at once agree on one) and the same on every resume."""
+        secret = cm.new_secret()
+        self._execute(
+            "INSERT INTO deal_secrets (tournament, secret, commitment, created_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (tournament) DO NOTHING",
+            (tournament, secret, cm.tournament_commitment(tournament, secret), time.time()),
+        )
+        saved = self.get_deal_secret(tournament)
+        assert saved is not None
+        return saved
+
+    def get_deal_secret(self, tournament: str) -> DealSecret | None:
+        rows = self._execute(
+            "SELECT secret, commitment, created_at, revealed_at FROM deal_secrets "
+            "WHERE tournament = ?",
+            (tournament,),
+        )
+        if not rows:
+            return None
+        secret, commitment, created, revealed = rows[0]
+        return DealSecret(
+            tournament, secret, commitment, float(created),
+            None if revealed is None else float(revealed),
+        )  # fmt: skip
+
+    def reveal_deal_secret(self, tournament: str) -> DealSecret:
+        """Mark the secret revealed (the tournament is over: no match may be added)."""
+        self._execute(
+            "UPDATE deal_secrets SET revealed_at = ? WHERE tournament = ? AND revealed_at IS NULL",
+            (time.time(), tournament),
+        )
+        saved = self.get_deal_secret(tournament)
+        if saved is None:
+            raise StoreError(f"tournament {tournament!r} has no deal secret in {self.url}")
+        return saved
 
     # -- round plans (league) ------------------------------------------------------------
 

@@ -196,7 +196,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             started = stub.StartMatch(
                 organiser_pb2.StartMatchRequest(
                     preset="classic",
-                    seed="live-stack",
                     bots=[f"remote:{BOT}", "random", "greedy"],
                     max_deals=3,
                 ),

@@ -211,11 +211,26 @@ def test_match_with_a_remote_bot_on_a_gateway(gateway: Any,
 
     gateway.fleet.add(Greedy(), gateway.address, gateway.register("ann"))
     code = match_main(["--gateway", gateway.address, "--token", gateway.organiser_token,
-                       "--seed", "gw", "--max-deals", "2", "remote:ann", "greedy", "random"])
+                       "--max-deals", "2", "remote:ann", "greedy", "random"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "Seats: 0:remote:ann, 1:greedy, 2:random" in captured.out
     assert "Result (completed, 2 deals)" in captured.out
+    # No seed given: the gateway drew a secret one, committed to it and revealed it.
+    commitment = re.search(r"Deals from a secret seed; commitment ([0-9a-f]{64})", captured.out)
+    reveal = re.search(r"Seed revealed: ([0-9a-f]{64}) \(matches the commitment\)",
+                       captured.out)
+    assert commitment and reveal, captured.out
+
+    # A fixed seed with a remote bot needs --public-seed, and then comes with a warning.
+    base = ["--gateway", gateway.address, "--token", gateway.organiser_token, "--seed", "gw",
+            "--max-deals", "1", "remote:ann", "greedy", "random"]
+    assert match_main(base) == 2
+    assert "--public-seed" in capsys.readouterr().err
+    assert match_main([*base, "--public-seed", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: a public seed with remote bots" in captured.err
+    assert "commitment" not in captured.out
 
 
 def test_match_on_a_gateway_with_a_wrong_token(gateway: Any,

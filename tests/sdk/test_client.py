@@ -29,6 +29,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _start(gw: GatewayThread, bots: list[str], seed: str, **kw: object) -> str:
     channel, stub, md = gw.organiser()
+    kw.setdefault("public_seed", bool(seed))
     with channel:
         request = organiser_pb2.StartMatchRequest(seed=seed, bots=bots, **kw)  # type: ignore[arg-type]
         return str(stub.StartMatch(request, metadata=md).match_id)

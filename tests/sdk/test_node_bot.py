@@ -50,7 +50,7 @@ def test_node_bot_plays_a_full_match_against_python_bots(node: str, gateway: Gat
         channel, stub, md = gateway.organiser()
         with channel:
             request = organiser_pb2.StartMatchRequest(
-                seed="node", bots=["greedy", "js", "random"], max_deals=10
+                seed="node", bots=["greedy", "js", "random"], max_deals=10, public_seed=True
             )
             match_id = stub.StartMatch(request, metadata=md).match_id
             events = [

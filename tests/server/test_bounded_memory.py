@@ -142,7 +142,8 @@ def test_a_bot_that_does_not_read_is_cut_off_and_its_matches_go_on(tmp_path: Pat
             time.sleep(0.05)
         tc = organiser_pb2.TimeControl(decision_ms=1, bank_ms=0, strike_limit=1_000_000)
         ids = [
-            _start(gw, seed=f"sink/{i}", bots=["sink", "random", "greedy"], time_control=tc,
+            _start(gw, seed=f"sink/{i}", public_seed=True, bots=["sink", "random", "greedy"],
+                   time_control=tc,
                    max_deals=30)
             for i in range(6)
         ]  # fmt: skip

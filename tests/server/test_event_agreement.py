@@ -83,7 +83,8 @@ def _play(gw: GatewayThread, preset: str, seed: str, deals: int, twice: bool) ->
         with channel:
             match_id = stub.StartMatch(
                 organiser_pb2.StartMatchRequest(
-                    preset=preset, seed=seed, bots=seating, max_deals=deals
+                    preset=preset, seed=seed, public_seed=True, bots=seating,
+                    max_deals=deals,
                 ),
                 metadata=md,
             ).match_id

@@ -24,6 +24,7 @@ CARD = re.compile(r"(?<![A-Za-z0-9])([789JQKTA][CSHD])(?![A-Za-z0-9])")
 
 def start(gw: GatewayThread, bots: list[str], seed: str = "s", **kw: Any) -> str:
     channel, stub, md = gw.organiser()
+    kw.setdefault("public_seed", bool(seed))  # these tests replay the deals from the seed
     with channel:
         request = organiser_pb2.StartMatchRequest(seed=seed, bots=bots, **kw)
         return str(stub.StartMatch(request, metadata=md).match_id)
@@ -96,7 +97,8 @@ def test_start_match_errors(gateway: GatewayThread) -> None:
         (dict(seed="s", bots=["ann", "ghost", "random"]), grpc.StatusCode.INVALID_ARGUMENT),
         (dict(seed="s", bots=["ann", "remote:ghost", "random"]), grpc.StatusCode.NOT_FOUND),
         (dict(seed="s", bots=["ann", "random"]), grpc.StatusCode.INVALID_ARGUMENT),
-        (dict(seed="", bots=["ann", "random", "greedy"]), grpc.StatusCode.INVALID_ARGUMENT),
+        # A given seed with a remote bot seated needs public_seed.
+        (dict(seed="s", bots=["ann", "random", "greedy"]), grpc.StatusCode.INVALID_ARGUMENT),
         (
             dict(seed="s", bots=["ann", "random", "greedy"], preset="no-such-preset"),
             grpc.StatusCode.INVALID_ARGUMENT,

@@ -135,6 +135,7 @@ def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
 
 def _start(server: Server, bots: list[str], seed: str, **kw: object) -> str:
     channel, stub, md = server.organiser()
+    kw.setdefault("public_seed", bool(seed))
     with channel:
         request = organiser_pb2.StartMatchRequest(seed=seed, bots=bots, **kw)  # type: ignore[arg-type]
         return str(stub.StartMatch(request, metadata=md).match_id)

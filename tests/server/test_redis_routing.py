@@ -105,6 +105,7 @@ def tournament(
     data: dict[str, Any] = {
         "name": "routed",
         "seed": "routing-1",
+        "public_seed": True,  # several stores must deal the same cards
         "rules": "classic",
         "participants": participants,
         "format": "duplicate",
@@ -356,7 +357,7 @@ def test_arena_match_with_remote_bots_writes_a_replay_through_routing(
     replay = tmp_path / "match.json"
     res = subprocess.run(
         [sys.executable, "-m", "arena.cli", "match", "--routing", stack.redis.url,
-         "--seed", "9", "--max-deals", "3", "--quiet", "--replay", str(replay),
+         "--seed", "9", "--public-seed", "--max-deals", "3", "--quiet", "--replay", str(replay),
          "remote:greedy-sdk", "greedy", "random"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip

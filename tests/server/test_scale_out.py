@@ -97,7 +97,6 @@ def arena(tmp_path: Path) -> Iterator[Arena]:
 def _spec(arena: Arena, name: str) -> Any:
     return validate_spec({
         "name": name,
-        "seed": f"{name}-seed",
         "rules": "classic",
         "participants": [{"name": n, "bot": f"remote:{n}"} for n in BOTS],
         "format": "duplicate",
@@ -132,7 +131,7 @@ def _start_on_a(arena: Arena) -> str:
     stub = arena.a._stub()
     reply = stub.StartMatch(
         organiser_pb2.StartMatchRequest(
-            seed="on-a", bots=list(BOTS), max_deals=200,
+            bots=list(BOTS), max_deals=200,
             time_control={"decision_ms": 3000, "bank_ms": 5000, "strike_limit": 3},
         ),
         metadata=arena.a._auth(),

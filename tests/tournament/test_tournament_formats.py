@@ -57,11 +57,14 @@ def fake_result(m: ScheduledMatch, ranks: list[int]) -> ResultRecord:
     )
 
 
-def test_match_ids_are_sha256_of_name_seed_index() -> None:
+def test_match_ids_are_sha256_of_name_and_index_never_of_the_seed() -> None:
     plan = expand(spec_of())
     for m in plan:
-        expected = hashlib.sha256(f"cup/s1/{m.index}".encode()).hexdigest()[:32]
+        expected = hashlib.sha256(f"cup/{m.index}".encode()).hexdigest()[:32]
         assert m.match_id == expected
+        assert m.spec.commitment is None  # a public seed: nothing to commit to
+    other_seed = [m.match_id for m in expand(spec_of(seed="another"))]
+    assert other_seed == [m.match_id for m in plan]
     assert [m.index for m in plan] == list(range(len(plan)))
     assert len({m.match_id for m in plan}) == len(plan)
 

@@ -101,6 +101,7 @@ def spec_for(db: Path, routing: str) -> TournamentSpec:
         {
             "name": "mixed",
             "seed": "mixed-1",
+            "public_seed": True,  # two stores below must deal the same cards
             "rules": "classic",
             "participants": ["greedy", "random", f"remote:{BOT}"],
             "format": "duplicate",

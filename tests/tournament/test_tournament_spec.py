@@ -58,6 +58,7 @@ def test_shorthands() -> None:
             format="duplicate",
             executor="inline",
             seed=42,
+            public_seed=True,
         )
     )
     assert spec.seats == 2

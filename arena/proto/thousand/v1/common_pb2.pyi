@@ -456,8 +456,20 @@ class MatchStart(_message.Message):
 
     BOTS_FIELD_NUMBER: _builtins.int
     RULES_JSON_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_COMMITMENT_FIELD_NUMBER: _builtins.int
     rules_json: _builtins.str
     """The rules configuration of the match as a JSON object."""
+    seed_commitment: _builtins.str
+    """Commitment to the match's secret seed, 64 hex digits: SHA-256 over
+    "thousand-arena/v1/seed", 0x00, the match id, 0x00 and the seed (see docs/shuffle.md).
+    Empty when the seed is public (a commitment to a guessable seed would let a seat test
+    its guesses).
+    """
+    tournament_commitment: _builtins.str
+    """For a tournament match with a secret seed: the tournament's commitment to its secret,
+    published when the tournament started; empty otherwise.
+    """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Bot names in seat order."""
@@ -467,10 +479,12 @@ class MatchStart(_message.Message):
         *,
         bots: _abc.Iterable[_builtins.str] | None = ...,
         rules_json: _builtins.str = ...,
+        seed_commitment: _builtins.str = ...,
+        tournament_commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "rules_json", b"rules_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "rules_json", b"rules_json", "seed_commitment", b"seed_commitment", "tournament_commitment", b"tournament_commitment"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -736,10 +750,16 @@ class MatchEnd(_message.Message):
     SCORES_FIELD_NUMBER: _builtins.int
     RANKS_FIELD_NUMBER: _builtins.int
     FORFEIT_SEAT_FIELD_NUMBER: _builtins.int
+    SEED_REVEAL_FIELD_NUMBER: _builtins.int
     status: _builtins.str
     """`completed`, `forfeit` or `aborted`."""
     forfeit_seat: _builtins.int
     """Seat that forfeited the match; absent unless the status is `forfeit`."""
+    seed_reveal: _builtins.str
+    """The match's secret seed, revealed now that the match is over, when the match had a
+    secret of its own; check it against `MatchStart.seed_commitment`. Empty for a public
+    seed and for a tournament match (a tournament reveals its secret when it ends).
+    """
     @_builtins.property
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Final match score of each seat, in seat order."""
@@ -755,10 +775,11 @@ class MatchEnd(_message.Message):
         scores: _abc.Iterable[_builtins.int] | None = ...,
         ranks: _abc.Iterable[_builtins.int] | None = ...,
         forfeit_seat: _builtins.int | None = ...,
+        seed_reveal: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_forfeit_seat", b"_forfeit_seat", "forfeit_seat", b"forfeit_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_forfeit_seat", b"_forfeit_seat", "forfeit_seat", b"forfeit_seat", "ranks", b"ranks", "scores", b"scores", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_forfeit_seat", b"_forfeit_seat", "forfeit_seat", b"forfeit_seat", "ranks", b"ranks", "scores", b"scores", "seed_reveal", b"seed_reveal", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__forfeit_seat: _TypeAlias = _typing.Literal["forfeit_seat"]  # noqa: Y015
     _WhichOneofArgType__forfeit_seat: _TypeAlias = _typing.Literal["_forfeit_seat", b"_forfeit_seat"]  # noqa: Y015

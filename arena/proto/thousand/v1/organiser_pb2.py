@@ -26,7 +26,7 @@ _sym_db = _symbol_database.Default()
 from arena.proto.thousand.v1 import common_pb2 as thousand_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bthousand/v1/organiser.proto\x12\x0bthousand.v1\x1a\x18thousand/v1/common.proto\"\"\n\x12RegisterBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"2\n\x13RegisterBotResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"\"\n\x12RevokeTokenRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"<\n\x13RevokeTokenResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x17\n\x0fsessions_closed\x18\x02 \x01(\x05\"\"\n\x12RotateTokenRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"2\n\x13RotateTokenResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"\x11\n\x0fListBotsRequest\"6\n\x10ListBotsResponse\x12\"\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x14.thousand.v1.BotInfo\"\x84\x01\n\x07\x42otInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x0ctoken_active\x18\x02 \x01(\x08\x12\x17\n\x0f\x63reated_unix_ms\x18\x03 \x01(\x03\x12\x11\n\tinstances\x18\x04 \x01(\x05\x12\x18\n\x10pending_requests\x18\x05 \x01(\x05\x12\x0f\n\x07version\x18\x06 \x01(\t\"I\n\x0bTimeControl\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x01 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\x05\x12\x14\n\x0cstrike_limit\x18\x03 \x01(\x05\"\xbd\x01\n\x11StartMatchRequest\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12\x14\n\x0coptions_json\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\t\x12\x0c\n\x04\x62ots\x18\x04 \x03(\t\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.thousand.v1.TimeControl\x12\x16\n\tmax_deals\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12\x10\n\x08match_id\x18\x07 \x01(\tB\x0c\n\n_max_deals\"&\n\x12StartMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\"%\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"<\n\x12WatchMatchResponse\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.thousand.v1.MatchEvent2\xf1\x03\n\x10OrganiserService\x12P\n\x0bRegisterBot\x12\x1f.thousand.v1.RegisterBotRequest\x1a .thousand.v1.RegisterBotResponse\x12P\n\x0bRevokeToken\x12\x1f.thousand.v1.RevokeTokenRequest\x1a .thousand.v1.RevokeTokenResponse\x12P\n\x0bRotateToken\x12\x1f.thousand.v1.RotateTokenRequest\x1a .thousand.v1.RotateTokenResponse\x12G\n\x08ListBots\x12\x1c.thousand.v1.ListBotsRequest\x1a\x1d.thousand.v1.ListBotsResponse\x12M\n\nStartMatch\x12\x1e.thousand.v1.StartMatchRequest\x1a\x1f.thousand.v1.StartMatchResponse\x12O\n\nWatchMatch\x12\x1e.thousand.v1.WatchMatchRequest\x1a\x1f.thousand.v1.WatchMatchResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bthousand/v1/organiser.proto\x12\x0bthousand.v1\x1a\x18thousand/v1/common.proto\"\"\n\x12RegisterBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"2\n\x13RegisterBotResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"\"\n\x12RevokeTokenRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"<\n\x13RevokeTokenResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x17\n\x0fsessions_closed\x18\x02 \x01(\x05\"\"\n\x12RotateTokenRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"2\n\x13RotateTokenResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"\x11\n\x0fListBotsRequest\"6\n\x10ListBotsResponse\x12\"\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x14.thousand.v1.BotInfo\"\x84\x01\n\x07\x42otInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x0ctoken_active\x18\x02 \x01(\x08\x12\x17\n\x0f\x63reated_unix_ms\x18\x03 \x01(\x03\x12\x11\n\tinstances\x18\x04 \x01(\x05\x12\x18\n\x10pending_requests\x18\x05 \x01(\x05\x12\x0f\n\x07version\x18\x06 \x01(\t\"I\n\x0bTimeControl\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x01 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\x05\x12\x14\n\x0cstrike_limit\x18\x03 \x01(\x05\"\xd2\x01\n\x11StartMatchRequest\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12\x14\n\x0coptions_json\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\t\x12\x0c\n\x04\x62ots\x18\x04 \x03(\t\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.thousand.v1.TimeControl\x12\x16\n\tmax_deals\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12\x10\n\x08match_id\x18\x07 \x01(\t\x12\x13\n\x0bpublic_seed\x18\x08 \x01(\x08\x42\x0c\n\n_max_deals\"?\n\x12StartMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x17\n\x0fseed_commitment\x18\x02 \x01(\t\"%\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"<\n\x12WatchMatchResponse\x12&\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x17.thousand.v1.MatchEvent2\xf1\x03\n\x10OrganiserService\x12P\n\x0bRegisterBot\x12\x1f.thousand.v1.RegisterBotRequest\x1a .thousand.v1.RegisterBotResponse\x12P\n\x0bRevokeToken\x12\x1f.thousand.v1.RevokeTokenRequest\x1a .thousand.v1.RevokeTokenResponse\x12P\n\x0bRotateToken\x12\x1f.thousand.v1.RotateTokenRequest\x1a .thousand.v1.RotateTokenResponse\x12G\n\x08ListBots\x12\x1c.thousand.v1.ListBotsRequest\x1a\x1d.thousand.v1.ListBotsResponse\x12M\n\nStartMatch\x12\x1e.thousand.v1.StartMatchRequest\x1a\x1f.thousand.v1.StartMatchResponse\x12O\n\nWatchMatch\x12\x1e.thousand.v1.WatchMatchRequest\x1a\x1f.thousand.v1.WatchMatchResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -54,13 +54,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TIMECONTROL']._serialized_start=554
   _globals['_TIMECONTROL']._serialized_end=627
   _globals['_STARTMATCHREQUEST']._serialized_start=630
-  _globals['_STARTMATCHREQUEST']._serialized_end=819
-  _globals['_STARTMATCHRESPONSE']._serialized_start=821
-  _globals['_STARTMATCHRESPONSE']._serialized_end=859
-  _globals['_WATCHMATCHREQUEST']._serialized_start=861
-  _globals['_WATCHMATCHREQUEST']._serialized_end=898
-  _globals['_WATCHMATCHRESPONSE']._serialized_start=900
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=960
-  _globals['_ORGANISERSERVICE']._serialized_start=963
-  _globals['_ORGANISERSERVICE']._serialized_end=1460
+  _globals['_STARTMATCHREQUEST']._serialized_end=840
+  _globals['_STARTMATCHRESPONSE']._serialized_start=842
+  _globals['_STARTMATCHRESPONSE']._serialized_end=905
+  _globals['_WATCHMATCHREQUEST']._serialized_start=907
+  _globals['_WATCHMATCHREQUEST']._serialized_end=944
+  _globals['_WATCHMATCHRESPONSE']._serialized_start=946
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=1006
+  _globals['_ORGANISERSERVICE']._serialized_start=1009
+  _globals['_ORGANISERSERVICE']._serialized_end=1506
 # @@protoc_insertion_point(module_scope)

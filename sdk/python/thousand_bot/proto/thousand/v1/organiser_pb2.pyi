@@ -292,16 +292,24 @@ class StartMatchRequest(_message.Message):
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     MAX_DEALS_FIELD_NUMBER: _builtins.int
     MATCH_ID_FIELD_NUMBER: _builtins.int
+    PUBLIC_SEED_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
     """Rules preset, e.g. `classic`; `classic` when empty."""
     options_json: _builtins.str
     """Rule option overrides as a JSON object, e.g. `{"barrel": 880}`; empty for none."""
     seed: _builtins.str
-    """Seed text the deals are derived from."""
+    """Seed text the deals are derived from. Leave it empty for a secret seed: the gateway
+    draws one, shows its commitment to the seats at `match_start` and reveals it in
+    `match_end`. A seed given while a remote bot is seated needs `public_seed`.
+    """
     max_deals: _builtins.int
     """Stop after this many deals even if nobody has won; absent to play to the target score."""
     match_id: _builtins.str
     """Id for the match; the gateway picks one when empty. Must be unused."""
+    public_seed: _builtins.bool
+    """Set to play a given seed with remote bots seated: they could then derive every deal
+    from a seed they guess. Refused with INVALID_ARGUMENT when a seed is given without it.
+    """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """One bot per seat, in seat order: the name of a registered bot, or `remote:NAME`, or a
@@ -322,10 +330,11 @@ class StartMatchRequest(_message.Message):
         time_control: Global___TimeControl | None = ...,
         max_deals: _builtins.int | None = ...,
         match_id: _builtins.str = ...,
+        public_seed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_max_deals", b"_max_deals", "max_deals", b"max_deals", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_deals", b"_max_deals", "bots", b"bots", "match_id", b"match_id", "max_deals", b"max_deals", "options_json", b"options_json", "preset", b"preset", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_max_deals", b"_max_deals", "bots", b"bots", "match_id", b"match_id", "max_deals", b"max_deals", "options_json", b"options_json", "preset", b"preset", "public_seed", b"public_seed", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__max_deals: _TypeAlias = _typing.Literal["max_deals"]  # noqa: Y015
     _WhichOneofArgType__max_deals: _TypeAlias = _typing.Literal["_max_deals", b"_max_deals"]  # noqa: Y015
@@ -340,16 +349,22 @@ class StartMatchResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """Id of the match."""
+    seed_commitment: _builtins.str
+    """Commitment to the match's secret seed (see `MatchStart.seed_commitment`); empty when
+    the seed was given.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
+        seed_commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "seed_commitment", b"seed_commitment"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
