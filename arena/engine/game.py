@@ -1143,8 +1143,16 @@ class Game:
                 return f"{a}: the contract can only be raised, not lowered below {self.contract}"
             return f"{a}: above the highest contract allowed ({self._contract_cap()})"
         if a.kind == A.CONCEDE:
-            if not self.rules.concede:
+            r = self.rules
+            if not r.concede:
                 return "concede: these rules do not allow conceding"
+            if self.phase in (EXCHANGE, CONTRACT) and p == self.declarer:
+                if r.concede_limit is not None and self.concessions[p] >= r.concede_limit:
+                    return f"concede: seat {p} has conceded {r.concede_limit} time(s) already"
+                if not self._may_concede(p):
+                    where = ("in the golden round" if self.golden
+                             else "while a player sits on the barrel")
+                    return f"concede: a concession that costs nothing is not allowed {where}"
             return "concede: only the declarer, after the talon and before giving cards"
         if a.kind == A.GIVE and self.phase == EXCHANGE:
             return f"{a}: seat {a.target} cannot receive a card now"

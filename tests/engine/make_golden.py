@@ -73,8 +73,12 @@ def play(name: str, max_deals: int | None = None) -> tuple[Game, list[int], list
     if max_deals is not None:
         options = {**options, "max_deals": max_deals}
     rules = Rules.preset(preset, **options)
-    seed = seed_of(name)
-    game = Game(rules, seed=seed)
+    return play_game(Game(rules, seed=seed_of(name)))
+
+
+def play_game(game: Game) -> tuple[Game, list[int], list[str]]:
+    """Play ``game`` to its end with the scripted choices of its seed."""
+    seed = game.seed
     counts: list[int] = []
     taken: list[str] = []
     while not game.is_over:
@@ -87,7 +91,7 @@ def play(name: str, max_deals: int | None = None) -> tuple[Game, list[int], list
         taken.append(str(action))
         game.apply(action)
         if len(counts) > 100_000:
-            raise RuntimeError(f"{name}: the scripted game does not end")
+            raise RuntimeError(f"{seed}: the scripted game does not end")
     return game, counts, taken
 
 
