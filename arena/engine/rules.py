@@ -422,6 +422,21 @@ def earlier_defaults(preset: str) -> dict[str, Any]:
     return {k: v for k, v in out.items() if now[k] != v}
 
 
+def with_earlier_defaults(data: Any) -> Any:
+    """Rules JSON (as in a replay) with :func:`earlier_defaults` filled in under its own
+    options; anything that is not a rules document comes back unchanged, to be refused
+    with the usual message by :meth:`Rules.from_json`."""
+    if isinstance(data, str):
+        data = {"preset": data}
+    if not isinstance(data, Mapping):
+        return data
+    preset = data.get("preset", "classic")
+    options = data.get("options") or {}
+    if preset not in PRESETS or not isinstance(options, Mapping):
+        return data
+    return {**data, "options": {**earlier_defaults(preset), **options}}
+
+
 # Player counts that change the deal layout of a preset.
 _ESTONIAN_LAYOUT = {2: (11, 2), 3: (7, 3), 4: (5, 4)}
 

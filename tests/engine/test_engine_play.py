@@ -371,7 +371,7 @@ def d1_501(**options: Any) -> Game:
 
 
 def test_003_501_forced_opening_and_target() -> None:
-    # 003 l.97: 501 is played "по правилам традиционной тысячи" with the changes listed
+    # 003 l.99: 501 is played "по правилам традиционной тысячи" with the changes listed
     # (trump, marriages, target): the compulsory 100 stays.
     game = d1_501(scores=[0, 410, 0])
     assert game.observation(0)["auction"] == [[1, "bid 100"]]

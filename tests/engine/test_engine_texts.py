@@ -363,7 +363,7 @@ def test_003_l67_nobody_made_120_the_game_starts_again(restart: bool, strong_fir
 
 # --------------------------------------------------------------------------- 6. 501
 #
-# 003 l.97-106: 501 is played «по правилам традиционной тысячи за некоторыми изменениями»:
+# 003 l.99: 501 is played «по правилам традиционной тысячи за некоторыми изменениями»:
 # the trump named by the declarer, marriages 20/40/60/80, the target; the compulsory 100
 # is not among the changes.
 
@@ -373,7 +373,7 @@ def test_003_l67_nobody_made_120_the_game_starts_again(restart: bool, strong_fir
     ("classic-501", earlier_defaults("classic-501"), [[1, "bid 60"]]),  # the earlier preset
     ("estonian", {"blind_bid": False}, []),  # 000 l.15: no forced bid, forehand opens
 ])
-def test_003_l97_the_compulsory_100_per_preset(preset: str, options: dict[str, Any],
+def test_003_l99_the_compulsory_100_per_preset(preset: str, options: dict[str, Any],
                                                opening: list[list[Any]]) -> None:
     game = game_at(preset=preset, **options)
     game.deal(deck_for(game.rules, {1: D1_DECL}, dealer=0))
@@ -382,7 +382,7 @@ def test_003_l97_the_compulsory_100_per_preset(preset: str, options: dict[str, A
 
 # --------------------------------------------------------------------------- 7. Estonian cap
 #
-# 000 l.15 / 001 l.62: «Kui soovid pakkuda üle 120, pead näitama… enda paari» - to bid over
+# 000 l.15 / 001 l.15: «Kui soovid pakkuda üle 120, pead näitama… enda paari» - to bid over
 # 120 show the marriage; nothing caps the bid at 120 plus the marriages held (that is 003
 # l.10).  Seat 2 (forehand after dealer 1) holds clubs and spades (classic 60 + 40,
 # Estonian 100 + 80).
@@ -624,7 +624,7 @@ def test_003_l91_the_discards_count_for(to: str, taken: list[int], scores: list[
 # --------------------------------------------------------------------------- 004 German
 
 def test_004_two_player_german_deals_every_card() -> None:
-    # 004 l.54: a game «for two or three players»; the text describes three.  With two,
+    # 004 l.12: a game «for two or three players»; the text describes three.  With two,
     # all 24 cards are dealt: 12 each, no talon, no auction, forehand leads.
     rules = Rules.preset("german-1001", players=2)
     assert (rules.hand_size, rules.talon_size, rules.deck) == (12, 0, 24)
@@ -637,7 +637,7 @@ def test_004_two_player_german_deals_every_card() -> None:
 
 
 def test_004_the_100_point_game() -> None:
-    # 004 l.56: «With the simpler scoring system, it is enough to reach 100 points».
+    # 004 l.14: «With the simpler scoring system, it is enough to reach 100 points».
     game = Game(Rules.preset("german-1001", target=100), seed="g100")
     while not game.is_over:
         if game.is_chance:
