@@ -95,6 +95,41 @@ def test_003_l35_reaching_1000_from_below_the_barrel_wins(
         assert game.ranking()[game.scores.index(max(game.scores))] == 1
 
 
+# D7: a defender scores 220.  Seat 1 (forehand) plays the forced 100 with nines and jacks,
+# takes JD QD KD and gives KD to seat 2 and QD to seat 0.  Seat 2 holds AC TC AS TS AH KH
+# QH KD and takes every trick (seat 1 leads, then seat 2, then seat 0):
+#   1  9C AC QC  14        5  TC KC JC  16 (81)
+#   2  AH TH JH  23 (37)   6  AS KS 9S  15 (96)
+#   3  KH AD 9H  15 (52)   7  TS QS JS  15 (111)
+#      hearts declared     8  KD QD JD   9 (120)
+#   4  QH TD 9D  13 (65)
+# 120 card points + 100 for hearts = 220; seat 1 fails its 100, seat 0 takes nothing.
+D7 = {1: "9C JC 9S JS 9H JH 9D", 2: "AC TC AS TS AH KH QH",
+      0: "KC QC KS QS TH AD TD"}
+D7_PLAY = ["pass", "pass", "give KD 2", "give QD 0", "contract 100",
+           "play 9C", "play AC", "play QC", "play AH", "play TH", "play JH",
+           "marry KH", "play AD", "play 9H", "play QH", "play TD", "play 9D",
+           "play TC", "play KC", "play JC", "play AS", "play KS", "play 9S",
+           "play TS", "play QS", "play JS", "play KD", "play QD", "play JD"]  # fmt: skip
+
+
+@pytest.mark.parametrize(("jump", "after", "over"), [
+    ("wins", [0, -100, 1090], True),  # 1090 is not in 880..999: a win
+    ("contract", [0, -100, 880], False),  # the earlier reading: put on the barrel at 880
+])
+def test_003_l35_a_defender_at_870_scoring_220_wins(jump: str, after: list[int],
+                                                     over: bool) -> None:
+    game = game_at([0, 0, 870], barrel_jump=jump)
+    game.deal(deck_for(game.rules, D7, "JD QD KD"))
+    apply_all(game, D7_PLAY)
+    assert game.observation(0)["points_taken"] == [0, 0, 120]
+    assert deal_result(game)["points"] == [0, 0, 220]
+    assert (game.scores, game.is_over) == (after, over)
+    assert on_barrel(game) == [False, False, not over]
+    if over:
+        assert game.winners == [2] and game.ranking() == [2, 3, 1]
+
+
 # --------------------------------------------------------------------------- 2. bolts on it
 #
 # 003 l.35: «Если игрок наберет 3 болта, то он штрафуется на -120 очков», with no exception
