@@ -513,3 +513,13 @@ def test_tricks_and_scores_match_an_independent_oracle(
             oracle_check(game)
             checked += 1
     assert checked
+
+
+def test_copy_sets_every_attribute_of_the_state() -> None:
+    """A field added to the state and forgotten in ``copy`` would make a copy raise or,
+    worse, share a list with its original."""
+    import inspect
+    import re
+
+    assigned = set(re.findall(r"g\.(\w+) =", inspect.getsource(Game.copy)))
+    assert assigned == set(Game.__slots__)
