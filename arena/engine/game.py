@@ -248,8 +248,9 @@ class Game:
         self.exch_left: list[int] = []
         self.sale_queue: list[int] = []
         self._sale_min = 0
-        # Redeal questions still to ask: (seat, phase NINES or REDEAL, reason).
-        self.ask_queue: list[tuple[int, int, str]] = []
+        # Redeal questions still to ask: (seat, phase NINES or REDEAL, reason); a tuple,
+        # replaced rather than changed, so that copies share it.
+        self.ask_queue: tuple[tuple[int, int, str], ...] = ()
         self.ask_after = ""
         self.held: list[int] = []
         self.shown: list[tuple[int, int]] = []
@@ -311,7 +312,7 @@ class Game:
         g.aces_pending = list(self.aces_pending)
         g.active = self.active
         g.ask_after = self.ask_after
-        g.ask_queue = list(self.ask_queue)
+        g.ask_queue = self.ask_queue
         g.auction_log = list(self.auction_log)
         g.bank = self.bank
         g.barrel_falls = list(self.barrel_falls)
@@ -490,7 +491,7 @@ class Game:
                 q.append((s, REDEAL, f"seat {s} holds fewer than {limit} points"))
         if not q:
             return False
-        self.ask_queue = q
+        self.ask_queue = tuple(q)
         self.ask_after = after
         self.phase = q[0][1]
         self.to_act = q[0][0]
@@ -1227,7 +1228,8 @@ class Game:
             self._take_talon()
 
     def _apply_ask(self, p: int, a: Action) -> None:
-        _, _, reason = self.ask_queue.pop(0)
+        _, _, reason = self.ask_queue[0]
+        self.ask_queue = self.ask_queue[1:]
         if a.kind == A.REDEAL:
             self._redeal(reason)
             return
