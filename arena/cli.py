@@ -65,24 +65,54 @@ def _parse_options(items: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
+def _earlier(data: dict[str, Any]) -> dict[str, Any]:
+    """The replay with the option values of before the engine followed the rule texts."""
+    from .engine.rules import with_earlier_defaults
+
+    return {**data, "rules": with_earlier_defaults(data.get("rules"))}
+
+
+def _earlier_hint(data: dict[str, Any], args: argparse.Namespace) -> None:
+    """Say so when the replay is one recorded under the earlier defaults."""
+    from .engine import replay as rp
+    from .engine.errors import EngineError
+
+    if args.earlier_defaults:
+        return
+    try:
+        ok = rp.verify(_earlier(data)) is None
+    except EngineError:
+        ok = False
+    if ok:
+        print(f"hint: it verifies with the defaults of before the engine followed the rule "
+              f"texts (docs/rules.md): arena replay {args.replay_command} --earlier-defaults "
+              f"{args.file}", file=sys.stderr)
+
+
 def _replay_verify(args: argparse.Namespace) -> int:
     from .engine import replay as rp
     from .engine.commitment import is_hex64
     from .engine.errors import ReplayError
 
+    data: dict[str, Any] | None = None
     try:
         data = rp.load(args.file)
         for flag, value in (("--commitment", args.commitment),
                             ("--tournament-secret", args.tournament_secret)):
             if value is not None and not is_hex64(value):
                 raise ReplayError(f"{flag}: expected 64 lowercase hex digits")
+        if args.earlier_defaults:
+            data = _earlier(data)
         diff = rp.verify(data, tournament_secret=args.tournament_secret,
                          expected_commitment=args.commitment)
     except ReplayError as e:
         print(f"invalid replay: {e}", file=sys.stderr)
+        if data is not None:
+            _earlier_hint(data, args)
         return 2
     if diff is not None:
         print(f"MISMATCH: {diff}")
+        _earlier_hint(data, args)
         return 1
     res = data["result"]
     print(f"OK: {len(data['deals'])} deal(s) re-simulated, scores {res['scores']}")
@@ -95,10 +125,14 @@ def _replay_show(args: argparse.Namespace) -> int:
     from .engine import replay as rp
     from .engine.errors import ReplayError
 
+    data: dict[str, Any] | None = None
     try:
-        print(rp.show(rp.load(args.file)))
+        data = rp.load(args.file)
+        print(rp.show(_earlier(data) if args.earlier_defaults else data))
     except ReplayError as e:
         print(f"invalid replay: {e}", file=sys.stderr)
+        if data is not None:
+            _earlier_hint(data, args)
         return 2
     return 0
 
@@ -188,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("replay", help="verify or show a replay file")
     rpsub = rep.add_subparsers(dest="replay_command", required=True)
+    earlier = ("a replay recorded before the engine followed the rule texts: fill in the "
+               "option values of then (docs/rules.md)")
     rv = rpsub.add_parser("verify", help="re-simulate: exit 0 match, 1 mismatch, 2 invalid")
     rv.add_argument("file")
     rv.add_argument("--commitment", metavar="HEX",
@@ -195,9 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "be this one")
     rv.add_argument("--tournament-secret", metavar="HEX",
                     help="a tournament's revealed secret: check the seed is derived from it")
+    rv.add_argument("--earlier-defaults", action="store_true", help=earlier)
     rv.set_defaults(func=_replay_verify)
     rsh = rpsub.add_parser("show", help="the game deal by deal")
     rsh.add_argument("file")
+    rsh.add_argument("--earlier-defaults", action="store_true", help=earlier)
     rsh.set_defaults(func=_replay_show)
 
     play = sub.add_parser("play", help="a seeded game of random bots through the engine alone")

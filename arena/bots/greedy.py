@@ -6,7 +6,10 @@ it plays is described for people in ``docs/bots.md``; in short:
 
 * **bidding**: it estimates the points it can take (aces, tens guarded by their ace,
   marriages it holds, a share of the talon) and bids the lowest bid it may while that
-  stays within the estimate, passing otherwise; blind bids, sales and redeals are refused;
+  stays within the estimate, passing otherwise; blind bids and sales are refused;
+* **redeals**: it calls one when its hand is poor: as the declarer (a poor talon at the
+  forced bid) when the estimate does not cover the contract, otherwise (four nines, a
+  low hand) when the estimate with its share of a talon still to come is below 100;
 * **talon**: it gives away (or discards) its least useful cards, never a marriage half or
   an ace when it has a choice, and raises the contract only when the estimate of the hand
   it kept clearly covers the higher contract;
@@ -138,6 +141,8 @@ class GreedyBot:
             if weak and "redeal" in legal:
                 return "redeal"
             return "pass" if "pass" in legal else fallback_action(legal)
+        if phase == "redeal":
+            return self._redeal(observation, legal, hand)
         # blind (look), sale-offer (keep), talon-choice and anything new: the safe choice.
         return fallback_action(legal)
 
@@ -182,6 +187,26 @@ class GreedyBot:
             est += self.talon_size * self.talon_card_value
         if values[0] <= est:
             return f"{kind} {values[0]}"
+        return "pass" if "pass" in legal else fallback_action(legal)
+
+    def _redeal(self, obs: JSON, legal: Sequence[str], hand: int) -> str:
+        """A low hand or a poor talon: redeal when the hand cannot be expected to do well.
+
+        The declarer asked about the talon (already in its hand) weighs the contract; a
+        player asked about its own low hand, before the auction or after the exchange,
+        weighs what it would bid with, counting the talon only while it is still to come.
+        """
+        if "redeal" not in legal:
+            return fallback_action(legal)
+        est = self.estimate(hand)
+        declarer = obs.get("declarer")
+        if declarer is not None and declarer == obs.get("seat"):
+            poor = est < int(obs.get("contract") or 0)
+        else:
+            share = self.talon_size * self.talon_card_value if declarer is None else 0
+            poor = est + share < self.weak_hand
+        if poor:
+            return "redeal"
         return "pass" if "pass" in legal else fallback_action(legal)
 
     def _contract(self, legal: Sequence[str], hand: int) -> str:

@@ -43,10 +43,10 @@ from .shuffle import deal_seed, shuffled
 
 # Phases.
 CHANCE, NINES, BLIND, AUCTION, SALE_OFFER, SALE, TALON_CHOICE = range(7)
-EXCHANGE, CONTRACT, TRUMP, PLAY, OVER = range(7, 12)
+EXCHANGE, CONTRACT, TRUMP, PLAY, OVER, REDEAL = range(7, 13)
 PHASE_NAMES = (
     "deal", "nines", "blind", "auction", "sale-offer", "sale", "talon-choice",
-    "exchange", "contract", "trump", "play", "over",
+    "exchange", "contract", "trump", "play", "over", "redeal",
 )  # fmt: skip
 
 _PLAY = A.PLAY
@@ -118,6 +118,8 @@ class Game:
         "_sale_min",
         "aces_pending",
         "active",
+        "ask_after",
+        "ask_queue",
         "auction_log",
         "bank",
         "barrel_falls",
@@ -125,7 +127,7 @@ class Game:
         "barrel_tries",
         "bid",
         "bidder",
-        "blind_seat",
+        "blind_mask",
         "blind_won",
         "bolts",
         "chosen",
@@ -143,16 +145,20 @@ class Game:
         "forehand",
         "given",
         "golden",
+        "golden_done",
+        "golden_from",
+        "golden_made",
         "hands",
+        "held",
         "last_marriage",
         "last_trick",
         "lead_suit",
         "leader",
+        "looked",
         "marriage_points",
         "marriages",
         "n",
-        "nines_after",
-        "nines_queue",
+        "no_barrel",
         "nxt",
         "orig_talon",
         "passed",
@@ -174,6 +180,7 @@ class Game:
         "tricks_taken",
         "trump",
         "trump_by",
+        "unseen",
         "winners",
     )
 
@@ -190,6 +197,13 @@ class Game:
         self.barrel_tries = [0] * n
         self.barrel_falls = [0] * n
         self.concessions = [0] * n
+        # Seats off the barrel for good (barrel_falls_no_barrel) and the golden round's
+        # progress: seats that played their golden deal, where the round began, whether a
+        # golden contract was made in it.
+        self.no_barrel = 0
+        self.golden_done = 0
+        self.golden_from = 0
+        self.golden_made = False
         self.dealer = dealer
         self.deal_index = 0
         self.deals_played = 0
@@ -219,7 +233,11 @@ class Game:
         self.bid = 0
         self.bidder = -1
         self.passed = [False] * n
-        self.blind_seat = -1
+        # Bit masks per seat: has not looked at its hand / bids blind / has looked before
+        # the auction (a seat asked about a redeal has seen its cards and cannot go blind).
+        self.unseen = 0
+        self.blind_mask = 0
+        self.looked = 0
         self.blind_won = False
         self.declarer = -1
         self.contract = 0
@@ -230,8 +248,11 @@ class Game:
         self.exch_left: list[int] = []
         self.sale_queue: list[int] = []
         self._sale_min = 0
-        self.nines_queue: list[int] = []
-        self.nines_after = ""
+        # Redeal questions still to ask: (seat, phase NINES or REDEAL, reason); a tuple,
+        # replaced rather than changed, so that copies share it.
+        self.ask_queue: tuple[tuple[int, int, str], ...] = ()
+        self.ask_after = ""
+        self.held: list[int] = []
         self.shown: list[tuple[int, int]] = []
         self.trump = -1
         self.trump_by = -1
@@ -290,6 +311,8 @@ class Game:
         g._sale_min = self._sale_min
         g.aces_pending = list(self.aces_pending)
         g.active = self.active
+        g.ask_after = self.ask_after
+        g.ask_queue = self.ask_queue
         g.auction_log = list(self.auction_log)
         g.bank = self.bank
         g.barrel_falls = list(self.barrel_falls)
@@ -297,7 +320,7 @@ class Game:
         g.barrel_tries = list(self.barrel_tries)
         g.bid = self.bid
         g.bidder = self.bidder
-        g.blind_seat = self.blind_seat
+        g.blind_mask = self.blind_mask
         g.blind_won = self.blind_won
         g.bolts = list(self.bolts)
         g.chosen = self.chosen
@@ -315,17 +338,21 @@ class Game:
         g.forehand = self.forehand
         g.given = list(self.given)
         g.golden = self.golden
+        g.golden_done = self.golden_done
+        g.golden_from = self.golden_from
+        g.golden_made = self.golden_made
         g.hands = list(self.hands)
+        g.held = self.held
         g.last_marriage = self.last_marriage
         g.last_trick = self.last_trick
         g.lead_suit = self.lead_suit
         g.leader = self.leader
+        g.looked = self.looked
         g.marriage_points = list(self.marriage_points)
         g.marriages = list(self.marriages)
         g.n = self.n
-        g.nines_after = self.nines_after
+        g.no_barrel = self.no_barrel
         g.nxt = list(self.nxt)
-        g.nines_queue = list(self.nines_queue)
         g.orig_talon = self.orig_talon
         g.passed = list(self.passed)
         g.phase = self.phase
@@ -346,6 +373,7 @@ class Game:
         g.tricks_taken = list(self.tricks_taken)
         g.trump = self.trump
         g.trump_by = self.trump_by
+        g.unseen = self.unseen
         g.winners = list(self.winners)
         if g.records and g.records[-1].result is None:
             g.records[-1] = g.records[-1].copy()
@@ -418,23 +446,55 @@ class Game:
 
     def _after_deal(self) -> None:
         r = self.rules
-        if r.redeal_low_hand is not None:
-            for s in self.active:
-                if mask_points(self.hands[s]) < r.redeal_low_hand:
-                    self._redeal(f"seat {s} holds fewer than {r.redeal_low_hand} points")
-                    return
-        if r.four_nines == "redeal-before-auction" and self._queue_nines("auction"):
+        low = r.redeal_low_hand is not None and r.redeal_low_hand_at != "exchange"
+        if low and not r.redeal_low_ask:
+            if self._low_hand_redealt():
+                return
+            low = False
+        nines = r.four_nines == "redeal-before-auction"
+        if (low or nines) and self._ask_redeal("auction", nines=nines, low_hand=low):
+            # Whoever is asked has looked at the cards: no blind bid for them.
+            for s, _, _ in self.ask_queue:
+                self.looked |= 1 << s
             return
         self._start_bidding()
 
-    def _queue_nines(self, after: str) -> bool:
-        q = [s for s in self._order_from(self.forehand) if self.hands[s] & _NINES == _NINES]
+    def _low_hand_redealt(self) -> bool:
+        """The automatic low-hand redeal (``redeal_low_ask`` off): True when it happened."""
+        limit = self.rules.redeal_low_hand
+        for s in self.active:
+            if limit is not None and mask_points(self.hands[s]) < limit:
+                self._redeal(f"seat {s} holds fewer than {limit} points")
+                return True
+        return False
+
+    def _ask_redeal(self, after: str, *, nines: bool, low_hand: bool = False,
+                    low_talon: bool = False) -> bool:
+        """Queue the redeal questions due now; False when nobody is to be asked.
+
+        A seat is asked once, in seat order from forehand (the declarer first about a
+        poor talon); four nines ask in phase ``nines``, a low hand or talon in ``redeal``.
+        """
+        r = self.rules
+        q: list[tuple[int, int, str]] = []
+        if low_talon:
+            q.append((self.declarer, REDEAL,
+                      f"the talon holds fewer than {r.redeal_low_talon} points"))
+        limit = r.redeal_low_hand if low_hand else None
+        for s in self._order_from(self.forehand):
+            if q and q[0][0] == s:
+                continue
+            h = self.hands[s]
+            if nines and h & _NINES == _NINES:
+                q.append((s, NINES, f"seat {s} holds four nines"))
+            elif limit is not None and mask_points(h) < limit:
+                q.append((s, REDEAL, f"seat {s} holds fewer than {limit} points"))
         if not q:
             return False
-        self.nines_queue = q
-        self.nines_after = after
-        self.phase = NINES
-        self.to_act = q[0]
+        self.ask_queue = tuple(q)
+        self.ask_after = after
+        self.phase = q[0][1]
+        self.to_act = q[0][0]
         return True
 
     def _order_from(self, first: int) -> list[int]:
@@ -457,16 +517,49 @@ class Game:
                 if self.barrel_on[s]:
                     self._auto_declarer(s, r.barrel_min_contract)
                     return
-        if r.golden_round and self.deals_played < len(self.active):
+        if r.golden_round and self._golden_now():
             self.golden = True
-            s = self.dealer if self.dealer in self.active else self.forehand
-            self._auto_declarer(s, 120)
+            self._auto_declarer(self._golden_seat(), 120)
             return
-        if r.blind_bid and self._may_blind(self.forehand):
-            self.phase = BLIND
-            self.to_act = self.forehand
-            return
+        if r.blind_bid:
+            fh = self.forehand
+            if r.blind_by == "anyone":
+                may = 0
+                for s in self.active:
+                    if self._may_blind(s):
+                        may |= 1 << s
+                self.unseen = may & ~self.looked
+            elif self._may_blind(fh) and not self.looked >> fh & 1:
+                self.unseen = 1 << fh
+            if self.unseen >> fh & 1:
+                self.phase = BLIND
+                self.to_act = fh
+                return
         self._open_auction()
+
+    def _golden_seat(self) -> int:
+        """Who plays the golden deal: the dealer, or forehand when the dealer sits out."""
+        return self.dealer if self.dealer in self.active else self.forehand
+
+    def _golden_now(self) -> bool:
+        if self.rules.golden_round_count == "deals":
+            return self.deals_played - self.golden_from < len(self.active)
+        # 003 l.67: every player on his own deal, so a seat whose golden deal was conceded
+        # (and is dealt again by the same dealer) still has it to play.
+        return not self.golden_done >> self._golden_seat() & 1
+
+    def _turn(self, seat: int) -> None:
+        """Give ``seat`` the turn in the auction: a seat that has not looked at its hand
+        yet first chooses ``look`` or a blind bid (it looks by itself when no blind bid is
+        left to make)."""
+        self.to_act = seat
+        bit = 1 << seat
+        if self.unseen & bit and not self.blind_mask & bit:
+            if self._blind_actions(seat):
+                self.phase = BLIND
+                return
+            self.unseen &= ~bit
+        self.phase = AUCTION
 
     def _auto_declarer(self, seat: int, contract: int) -> None:
         self.declarer = seat
@@ -505,9 +598,16 @@ class Game:
             self.bidder = opener
             self.auction_log.append((opener, forced, True))
             self.records[-1].events.append(("auto", opener, forced))
-            self.to_act = self._next_bidder(opener)
-            if self.to_act is None:
+            nxt = self._next_bidder(opener)
+            if nxt is None:
+                self.to_act = None
                 self._end_auction()
+            elif self.unseen:
+                self._turn(nxt)
+            else:
+                self.to_act = nxt
+        elif self.unseen:
+            self._turn(opener)
         else:
             self.to_act = opener
 
@@ -561,11 +661,13 @@ class Game:
             return
         self.declarer = self.bidder
         self.contract = self.bid
-        if self.blind_seat == self.declarer:
+        if self.blind_mask >> self.declarer & 1:
             self.blind_won = True
-        self.blind_seat = -1
+        self.blind_mask = 0
+        self.unseen = 0
         if (
             r.redeal_low_talon is not None
+            and not r.redeal_low_ask
             and r.forced_bid
             and self.contract == r.opening_bid
             and mask_points(self.talon[0]) < r.redeal_low_talon
@@ -584,8 +686,7 @@ class Game:
             self.phase = TALON_CHOICE
             self.to_act = self.declarer
             return
-        hidden = self.blind_won and r.blind_hides_talon
-        if r.talon_public and not hidden:
+        if r.talon_public and not self._talon_hidden():
             self.talon_public = True
         self.talon_seen |= 1 << self.declarer
         if r.sale and not self.forced_declarer:
@@ -596,6 +697,15 @@ class Game:
             self._open_sale(rebuy=True)
             return
         self._take_talon()
+
+    def _talon_hidden(self) -> bool:
+        """Whether a talon that is normally shown stays with the declarer this time."""
+        r = self.rules
+        if self.blind_won and r.blind_hides_talon:
+            return True
+        # 003 l.57: a talon taken at the bid of 100 is not shown.
+        return (r.hide_talon_at_opening and not self.forced_declarer
+                and self.contract == r.opening_bid)
 
     def _open_sale(self, rebuy: bool) -> None:
         r = self.rules
@@ -616,7 +726,19 @@ class Game:
         t = self.talon[self.chosen]
         self.hands[d] |= t
         self.received[d].extend(cards_of(t))
-        if r.four_nines == "redeal-after-talon" and self._queue_nines("exchange"):
+        # 003 l.43: the declarer who got the talon at the forced 100 may cancel the auction
+        # when the talon is poor (not after raising the bid himself).
+        low_talon = (
+            r.redeal_low_talon is not None
+            and r.redeal_low_ask
+            and r.forced_bid
+            and not self.forced_declarer
+            and self.contract == r.opening_bid
+            and mask_points(t) < r.redeal_low_talon
+        )
+        nines = r.four_nines == "redeal-after-talon"
+        if (low_talon or nines) and self._ask_redeal("exchange", nines=nines,
+                                                     low_talon=low_talon):
             return
         self._start_exchange()
 
@@ -634,7 +756,13 @@ class Game:
 
     def _after_exchange(self) -> None:
         r = self.rules
-        if r.four_nines == "redeal-after-exchange" and self._queue_nines("contract"):
+        low = r.redeal_low_hand is not None and r.redeal_low_hand_at != "deal"
+        if low and not r.redeal_low_ask:
+            if self._low_hand_redealt():
+                return
+            low = False
+        nines = r.four_nines == "redeal-after-exchange"
+        if (low or nines) and self._ask_redeal("contract", nines=nines, low_hand=low):
             return
         self._start_contract()
 
@@ -666,6 +794,7 @@ class Game:
         self.phase = PLAY
         self.leader = lead
         self.to_act = lead
+        self.held = list(self.hands)
 
     def _may_marry(self, seat: int, hand: int) -> bool:
         r = self.rules
@@ -772,12 +901,11 @@ class Game:
             return [A.talon(k + 1) for k in range(len(self.talon))]
         if ph == NINES:
             return [A.REDEAL_ACTION, A.PASS_ACTION]
+        if ph == REDEAL:
+            # Declining comes first: what a bot without an opinion picks.
+            return [A.PASS_ACTION, A.REDEAL_ACTION]
         if ph == BLIND:
-            top = self._blind_cap()
-            lo = r.opening_bid
-            if r.forced_bid and self._opener() != p:
-                lo += r.bid_step
-            return [A.LOOK_ACTION] + [A.blind(v) for v in range(lo, top + 1, r.bid_step)]
+            return [A.LOOK_ACTION, *self._blind_actions(p)]
         if ph == SALE_OFFER:
             return [A.SELL_ACTION, A.KEEP_ACTION]
         if ph == SALE:
@@ -797,8 +925,22 @@ class Game:
         return 2
 
     def _may_concede(self, seat: int) -> bool:
-        lim = self.rules.concede_limit
-        return lim is None or self.concessions[seat] < lim
+        r = self.rules
+        lim = r.concede_limit
+        if lim is not None and self.concessions[seat] >= lim:
+            return False
+        if r.concede_free_on_barrel and r.concede_free_in_golden:
+            return True
+        # 003 l.49/50: a concession that costs nothing may be barred while a player sits
+        # on the barrel or in the golden round.
+        free = not r.concede_declarer_loses and not (
+            lim is not None and self.concessions[seat] + 1 >= lim and r.concede_limit_penalty
+        )
+        if not free:
+            return True
+        if not r.concede_free_on_barrel and any(self.barrel_on):
+            return False
+        return r.concede_free_in_golden or not self.golden
 
     def _contract_cap(self) -> int:
         return max(self.contract, self._bid_cap(self.declarer))
@@ -809,6 +951,22 @@ class Game:
         if r.bid_max is not None:
             cap = min(cap, r.bid_max)
         return cap
+
+    def _blind_actions(self, p: int) -> tuple[Action, ...]:
+        """The blind bids open to ``p`` now (before the auction opens: forehand's first
+        choice, made before the forced bid is placed)."""
+        r = self.rules
+        if self.auction_log:
+            lo = self._min_bid()
+        else:
+            lo = r.opening_bid
+            if r.forced_bid and self._opener() != p:
+                lo += r.bid_step
+        top = self._blind_cap()
+        fixed = r.blind_fixed_bid
+        if fixed is not None:
+            return (A.blind(fixed),) if lo <= fixed <= top else ()
+        return A.value_range(A.BLIND, lo, top, r.bid_step)
 
     def _bid_cap_with_talon(self, seat: int) -> int:
         """A buyer's ceiling counts the marriages it could hold with the talon."""
@@ -824,10 +982,9 @@ class Game:
         out = [A.PASS_ACTION]
         if r.minus_may_not_bid is not None and self.scores[p] <= r.minus_may_not_bid:
             return out
-        lo = self._min_bid()
-        if p == self.blind_seat:
-            return out + list(A.value_range(A.BLIND, lo, self._blind_cap(), r.bid_step))
-        return out + list(A.value_range(A.BID, lo, self._bid_cap(p), r.bid_step))
+        if self.blind_mask >> p & 1:
+            return out + list(self._blind_actions(p))
+        return out + list(A.value_range(A.BID, self._min_bid(), self._bid_cap(p), r.bid_step))
 
     # ------------------------------------------------------------------ apply
     def apply(self, action: Action | str) -> None:
@@ -871,20 +1028,29 @@ class Game:
         elif ph == TALON_CHOICE:
             idx = a.value - 1
             self.chosen = idx
-            if r.talon_public:
+            if r.talon_public and not self._talon_hidden():
                 self.talon_public = True
             self.talon_seen |= 1 << p
             self.spare = self.talon[1 - idx]
             if r.exchange == "bank":
                 self.bank |= self.spare
             self._take_talon()
-        elif ph == NINES:
-            self._apply_nines(p, a)
+        elif ph in (NINES, REDEAL):
+            self._apply_ask(p, a)
         elif ph == BLIND:
+            bit = 1 << p
             if k == A.LOOK:
-                self._open_auction()
+                self.unseen &= ~bit
+                if self.auction_log:
+                    self.phase = AUCTION  # the same seat now bids having seen its cards
+                else:
+                    self._open_auction()
+            elif self.auction_log:
+                self.blind_mask |= bit
+                self.phase = AUCTION
+                self._apply_auction(p, a)
             else:
-                self.blind_seat = p
+                self.blind_mask |= bit
                 self.phase = AUCTION
                 opener = self._opener()
                 if r.forced_bid and opener != p:
@@ -894,9 +1060,12 @@ class Game:
                 self.bid = a.value
                 self.bidder = p
                 self.auction_log.append((p, a, False))
-                self.to_act = self._next_bidder(p)
-                if self.to_act is None:
+                nxt = self._next_bidder(p)
+                if nxt is None:
+                    self.to_act = None
                     self._end_auction()
+                else:
+                    self._turn(nxt)
         elif ph == SALE_OFFER:
             if k == A.SELL:
                 self._open_sale(rebuy=False)
@@ -959,10 +1128,15 @@ class Game:
                 return f"{a}: the bid must be at least {lo}"
             if a.value % self.rules.bid_step:
                 return f"{a}: bids go in steps of {self.rules.bid_step}"
-            if a.kind == A.BID and p == self.blind_seat:
+            if a.kind == A.BID and self.blind_mask >> p & 1:
                 return f"{a}: seat {p} bids blind and has not looked at the hand"
-            if a.kind == A.BLIND and p != self.blind_seat:
-                return f"{a}: only forehand may bid blind, before looking"
+            if a.kind == A.BLIND and not self.unseen >> p & 1:
+                if self.rules.blind_by == "forehand":
+                    return f"{a}: only forehand may bid blind, before looking"
+                return f"{a}: only a player who has not looked at the hand may bid blind"
+            fixed = self.rules.blind_fixed_bid
+            if a.kind == A.BLIND and fixed is not None and a.value != fixed:
+                return f"{a}: a blind bid is exactly {fixed}"
             cap = self._bid_cap(p) if a.kind == A.BID else self._blind_cap()
             return f"{a}: above the highest bid allowed for this hand ({cap})"
         if a.kind == A.CONTRACT and self.phase == CONTRACT:
@@ -970,8 +1144,16 @@ class Game:
                 return f"{a}: the contract can only be raised, not lowered below {self.contract}"
             return f"{a}: above the highest contract allowed ({self._contract_cap()})"
         if a.kind == A.CONCEDE:
-            if not self.rules.concede:
+            r = self.rules
+            if not r.concede:
                 return "concede: these rules do not allow conceding"
+            if self.phase in (EXCHANGE, CONTRACT) and p == self.declarer:
+                if r.concede_limit is not None and self.concessions[p] >= r.concede_limit:
+                    return f"concede: seat {p} has conceded {r.concede_limit} time(s) already"
+                if not self._may_concede(p):
+                    where = ("in the golden round" if self.golden
+                             else "while a player sits on the barrel")
+                    return f"concede: a concession that costs nothing is not allowed {where}"
             return "concede: only the declarer, after the talon and before giving cards"
         if a.kind == A.GIVE and self.phase == EXCHANGE:
             return f"{a}: seat {a.target} cannot receive a card now"
@@ -993,9 +1175,22 @@ class Game:
         self.auction_log.append((p, a, False))
         if a.kind == A.PASS:
             self.passed[p] = True
-            if p == self.blind_seat:
-                self.blind_seat = -1
+            if self.unseen:
+                # A seat that passes looks at its cards.
+                self.blind_mask &= ~(1 << p)
+                self.unseen &= ~(1 << p)
         else:
+            prev = self.bidder
+            if (
+                self.blind_mask
+                and prev >= 0
+                and prev != p
+                and self.blind_mask >> prev & 1
+                and r.blind_outbid == "look"
+            ):
+                # 003 l.53: an outbid blind bidder looks and bids on as usual, not doubled.
+                self.blind_mask &= ~(1 << prev)
+                self.unseen &= ~(1 << prev)
             self.bid = a.value
             self.bidder = p
             if r.show_marriage and r.bid_limit_plain is not None and a.value > r.bid_limit_plain:
@@ -1008,6 +1203,8 @@ class Game:
         nxt = self._next_bidder(p)
         if nxt is None:
             self._end_auction()
+        elif self.unseen:
+            self._turn(nxt)
         else:
             self.to_act = nxt
 
@@ -1030,15 +1227,17 @@ class Game:
         else:
             self._take_talon()
 
-    def _apply_nines(self, p: int, a: Action) -> None:
-        self.nines_queue.pop(0)
+    def _apply_ask(self, p: int, a: Action) -> None:
+        _, _, reason = self.ask_queue[0]
+        self.ask_queue = self.ask_queue[1:]
         if a.kind == A.REDEAL:
-            self._redeal(f"seat {p} holds four nines")
+            self._redeal(reason)
             return
-        if self.nines_queue:
-            self.to_act = self.nines_queue[0]
+        if self.ask_queue:
+            self.phase = self.ask_queue[0][1]
+            self.to_act = self.ask_queue[0][0]
             return
-        after = self.nines_after
+        after = self.ask_after
         if after == "auction":
             self._start_bidding()
         elif after == "exchange":
@@ -1149,7 +1348,14 @@ class Game:
             deltas[p] -= self.contract * mult
         if r.concede_limit is not None and self.concessions[p] >= r.concede_limit:
             deltas[p] -= r.concede_limit_penalty
-        each = 60 if r.concede_opponents == "60" else _round5(self.contract // 2)
+        if r.concede_opponents == "60":
+            each = 60
+        elif r.concede_half_round == "up":
+            each = (self.contract + 5) // 10 * 5  # half to the nearest 5, half-way up
+        else:
+            each = _round5(self.contract // 2)  # half-way down: 105 -> 52 -> 50
+        if self.blind_won and r.blind_doubles_opponents:
+            each *= r.blind_multiplier
         plain = [0] * n
         for s in self.active:
             if s != p:
@@ -1166,7 +1372,11 @@ class Game:
         if self.bank:
             self.taken_points[last] += mask_points(self.bank)
         if d >= 0 and self.discards:
-            self.taken_points[d] += mask_points(self.discards)
+            to = r.discards_to
+            if to == "declarer":
+                self.taken_points[d] += mask_points(self.discards)
+            elif to == "last-trick":
+                self.taken_points[last] += mask_points(self.discards)
         raw = [self.taken_points[s] + self.marriage_points[s] for s in range(n)]
         contract_delta = [0] * n
         plain = [0] * n
@@ -1183,9 +1393,19 @@ class Game:
                 contract_delta[s] = (self.contract if made else -self.contract) * mult
             elif d < 0 or r.opponents_score:
                 plain[s] = pts
-        if r.four_nines == "points":
+        if self.blind_won and r.blind_doubles_opponents:
+            # 003 l.95: the blind declarer's result and the opponents' points double.
             for s in self.active:
-                if self.dealt[s] & _NINES == _NINES:
+                if s != d:
+                    plain[s] *= r.blind_multiplier
+        if r.four_nines == "points":
+            counted = r.four_nines_counted
+            for s in self.active:
+                dealt = self.dealt[s] & _NINES == _NINES
+                held = self.held[s] & _NINES == _NINES if self.held else dealt
+                if dealt if counted == "dealt" else held if counted == "after-exchange" else (
+                    dealt or held
+                ):
                     plain[s] += r.four_nines_points
         if r.virgin_bonus:
             for s in self.active:
@@ -1220,6 +1440,7 @@ class Game:
                 gain += plain[s]
             self.scores[s] += gain
         # Bolts: nothing taken in a deal the seat played.
+        penalties: list[int] | None = None
         if r.bolts and "conceded" not in info:
             for s in self.active:
                 if r.bolt_on == "no-trick":
@@ -1231,11 +1452,15 @@ class Game:
                     if self.bolts[s] >= r.bolt_every:
                         self.scores[s] -= r.bolt_penalty
                         self.bolts[s] = 0
+                        if penalties is None:
+                            penalties = [0] * n
+                        penalties[s] = r.bolt_penalty
                 elif r.bolt_consecutive:
                     self.bolts[s] = 0
         winners: list[int] = []
         if barrel is not None:
-            winners = self._barrel_step(before, contract_delta, contract_made, falls)
+            winners = self._barrel_step(before, contract_delta, contract_made, falls,
+                                        penalties if r.barrel_bolt_penalty else None)
         else:
             winners = [s for s in range(n) if self._reached(self.scores[s])]
         if r.dump_truck != "off":
@@ -1246,8 +1471,14 @@ class Game:
         for s in falls:
             self.barrel_falls[s] += 1
             if r.barrel_falls_reset is not None and self.barrel_falls[s] >= r.barrel_falls_reset:
-                self.scores[s] = 0
+                self.scores[s] = r.barrel_falls_reset_to
                 self.barrel_falls[s] = 0
+                if r.barrel_falls_no_barrel:
+                    # 003 l.81: from now on this player goes to the target without a barrel.
+                    self.no_barrel |= 1 << s
+        if self.golden and self._golden_round_over(info, contract_made):
+            winners = []
+            info = {**info, "golden_restart": True}
         winners = [s for s in winners if self._reached(self.scores[s])]
         deltas = [self.scores[s] - before[s] for s in range(n)]
         rec = self.records[-1]
@@ -1274,22 +1505,53 @@ class Game:
         self.phase = CHANCE
         self.to_act = None
 
+    def _golden_round_over(self, info: dict[str, Any], made: bool) -> bool:
+        """Count a golden deal just scored; True when the game starts again (003 l.67:
+        nobody made the 120 in the whole golden round)."""
+        r = self.rules
+        if "conceded" not in info:
+            self.golden_done |= 1 << self.declarer
+        self.golden_made = self.golden_made or made
+        if r.golden_round_count == "deals":
+            over = self.deals_played + 1 - self.golden_from >= len(self.active)
+        else:
+            over = self.golden_done == (1 << self.n) - 1
+        if not over or self.golden_made or not r.golden_restart:
+            return False
+        n = self.n
+        self.scores[:] = [0] * n
+        self.bolts[:] = [0] * n
+        self.barrel_on[:] = [False] * n
+        self.barrel_tries[:] = [0] * n
+        self.barrel_falls[:] = [0] * n
+        self.concessions[:] = [0] * n
+        self.no_barrel = 0
+        self.golden_done = 0
+        self.golden_from = self.deals_played + 1
+        return True
+
     def _reached(self, score: int) -> bool:
         t = self.rules.target
         return score > t if self.rules.win_above_target else score >= t
 
     def _barrel_step(
-        self, before: list[int], contract_delta: list[int], made: bool, falls: list[int]
+        self, before: list[int], contract_delta: list[int], made: bool, falls: list[int],
+        penalties: list[int] | None,
     ) -> list[int]:
-        """Barrel bookkeeping after a deal; returns the seats that reached the target."""
+        """Barrel bookkeeping after a deal; returns the seats that reached the target.
+
+        ``penalties`` holds the bolt penalties of this deal when they are to be written on
+        the barrel too (they are already in the totals).
+        """
         r = self.rules
         n = self.n
         b = r.barrel
         assert b is not None
         d = self.declarer
+        exempt = self.no_barrel
         if r.barrel_mode == "contracts-only":
             for s in range(n):
-                self.barrel_on[s] = self.scores[s] >= b
+                self.barrel_on[s] = self.scores[s] >= b and not exempt >> s & 1
             return [s for s in range(n) if self._reached(self.scores[s])]
         fall_to = 0 if r.barrel_fall == "zero" else b - 120
         winners = []
@@ -1309,14 +1571,25 @@ class Game:
                 self.barrel_on[s] = False
                 self.scores[s] = fall_to
                 falls.append(s)
+            if penalties is not None and penalties[s]:
+                # 003 l.35 makes no exception for the barrel: the total held at 880 loses
+                # the penalty too, and 760 is below the barrel.
+                self.scores[s] -= penalties[s]
+                if self.barrel_on[s]:
+                    self.barrel_on[s] = False
+                    falls.append(s)
+        jump_wins = r.barrel_jump == "wins"
         climbers = []
         for s in range(n):
             if self.barrel_on[s] or s in winners or s in falls:
                 continue
             sc = self.scores[s]
-            if self._reached(sc) and s == d and made and contract_delta[s] > 0:
+            if self._reached(sc) and (
+                jump_wins or exempt >> s & 1 or (s == d and made and contract_delta[s] > 0)
+            ):
+                # 003 l.35: 1000 or more wins; the barrel is the interval 880 to 999.
                 winners.append(s)
-            elif sc >= b:
+            elif sc >= b and not exempt >> s & 1:
                 climbers.append(s)
         if r.barrel_both_fall and len(climbers) > 1:
             for s in climbers:
@@ -1342,7 +1615,7 @@ class Game:
         """What ``seat`` may see now: its own hand and the public table, nothing else."""
         if not 0 <= seat < self.n:
             raise ValueError(f"no seat {seat} in a game of {self.n}")
-        hidden_hand = seat == self.blind_seat or (self.phase == BLIND and seat == self.to_act)
+        hidden_hand = bool(self.unseen >> seat & 1)
         trick = []
         for s, c in self.trick:
             face_down = self.crawl and s != seat
@@ -1367,7 +1640,7 @@ class Game:
             "bid": self.bid if self.bidder >= 0 else None,
             "declarer": self.declarer if self.declarer >= 0 else None,
             "contract": self.contract if self.declarer >= 0 else None,
-            "blind": self.blind_won or self.blind_seat >= 0,
+            "blind": self.blind_won or self.blind_mask != 0,
             "talon": talon,
             "given": [[CARD_NAMES[c], t] for c, t in self.given] if seat == self.declarer else [],
             "received": [CARD_NAMES[c] for c in self.received[seat]],

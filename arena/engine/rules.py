@@ -112,6 +112,9 @@ OPTIONS: tuple[Option, ...] = (
     _o("spare_talon", "choice", "none",
        "two talons: the talon not chosen is set aside, or goes to the last trick's taker",
        SRC_RU, choices=("none", "last-trick")),
+    _o("discards_to", "choice", "declarer",
+       "two players: the cards the declarer lays away count for the declarer, for nobody, "
+       "or for the last trick's taker", SRC_RU, choices=("declarer", "nobody", "last-trick")),
     _o("talon_public", "bool", True,
        "the talon is turned face up for everyone before the declarer takes it", SRC_RU),
     # --- auction
@@ -144,6 +147,21 @@ OPTIONS: tuple[Option, ...] = (
        nullable=True),
     _o("blind_hides_talon", "bool", False,
        "after a blind contract the talon is not shown to the others", SRC_RU),
+    _o("blind_outbid", "choice", "look",
+       "a blind bidder who is outbid: looks at the hand and bids on as usual, a contract "
+       "won then not doubled (003 l.53), or goes on bidding blind up to the plain limit",
+       "003 (Russian), 000 (Estonian)", choices=("look", "blind")),
+    _o("blind_by", "choice", "forehand",
+       "who may bid blind: forehand only (000, 003 l.54) or every player before looking "
+       "at the hand (003 l.95)", SRC_RU_OPT, choices=("forehand", "anyone")),
+    _o("blind_fixed_bid", "int", None,
+       "a blind bid is always exactly this (003 l.53: a compulsory 120); null: any bid up "
+       "to the plain limit", SRC_RU_OPT, low=0, high=400, nullable=True),
+    _o("blind_doubles_opponents", "bool", False,
+       "a blind contract doubles the opponents' points too (003 l.95)", SRC_RU_OPT),
+    _o("hide_talon_at_opening", "bool", False,
+       "a talon taken at the opening bid (the compulsory 100) is not shown to the others "
+       "(003 l.57)", SRC_RU_OPT),
     _o("sale", "bool", False,
        "the declarer, having looked at the talon, may offer it for sale: another player "
        "buys it by bidding at least one step more", SRC_ET),
@@ -158,6 +176,9 @@ OPTIONS: tuple[Option, ...] = (
     _o("concede_opponents", "choice", "60",
        "what each opponent scores on a concession: 60 or half the contract", SRC_RU,
        choices=("60", "half")),
+    _o("concede_half_round", "choice", "down",
+       "half the contract is rounded to the nearest 5; a value half-way (105: 52.5) goes "
+       "down (50) or up (55)", SRC_RU, choices=("down", "up")),
     _o("concede_declarer_loses", "bool", True,
        "the conceding declarer loses the contract (house option: no loss)", SRC_RU),
     _o("concede_limit", "int", None,
@@ -166,6 +187,12 @@ OPTIONS: tuple[Option, ...] = (
     _o("concede_limit_penalty", "int", 0,
        "extra points lost by the concession that reaches the limit (house: 120)", SRC_RU_OPT,
        low=0, high=1000),
+    _o("concede_free_on_barrel", "bool", True,
+       "a concession that costs the declarer nothing is allowed while a player sits on the "
+       "barrel (003 l.49: allowed or not, by agreement)", SRC_RU_OPT),
+    _o("concede_free_in_golden", "bool", True,
+       "a concession that costs the declarer nothing is allowed in the golden round "
+       "(003 l.50: allowed or not, by agreement)", SRC_RU_OPT),
     # --- four nines
     _o("four_nines", "choice", "none",
        "four nines in one hand: nothing, points at once, or the holder may call a redeal "
@@ -174,6 +201,10 @@ OPTIONS: tuple[Option, ...] = (
                 "redeal-after-exchange")),
     _o("four_nines_points", "int", 100, "points for four nines held, when scored", SRC_ET,
        low=0, high=1000),
+    _o("four_nines_counted", "choice", "dealt",
+       "which hand four nines scored as points must be in: the hand as dealt, the hand "
+       "after the talon and the gives, or either", SRC_ET,
+       choices=("dealt", "after-exchange", "either")),
     # --- play
     _o("first_lead", "choice", "declarer", "who leads to the first trick", "000-003, 004",
        choices=("declarer", "dealer", "forehand")),
@@ -231,12 +262,26 @@ OPTIONS: tuple[Option, ...] = (
        choices=("off", "555", "555-and-minus")),
     _o("golden_round", "bool", False,
        "the first round of deals counts double and each dealer must play 120", SRC_RU_OPT),
+    _o("golden_round_count", "choice", "seats",
+       "the golden round lasts until every seat has played its own golden deal (003 l.67; "
+       "a conceded one is dealt again), or for the first deals, one per active player, "
+       "concessions included", SRC_RU_OPT, choices=("seats", "deals")),
+    _o("golden_restart", "bool", True,
+       "when nobody made the 120 in the golden round the game starts again from 0 "
+       "(003 l.67)", SRC_RU_OPT),
     _o("redeal_low_hand", "int", None,
-       "redeal when a hand holds fewer card points than this (house: 14)", SRC_RU_OPT,
+       "a hand holding fewer card points than this may be redealt (house: 14)", SRC_RU_OPT,
        low=1, high=30, nullable=True),
+    _o("redeal_low_hand_at", "choice", "deal",
+       "when a low hand may be redealt: after the deal, before the auction (003 l.41), "
+       "after the exchange (003 l.56), or both", SRC_RU_OPT,
+       choices=("deal", "exchange", "both")),
     _o("redeal_low_talon", "int", None,
-       "redeal when the talon holds fewer points than this at the forced bid (house: 5)",
-       SRC_RU_OPT, low=1, high=20, nullable=True),
+       "the declarer at the forced bid may have the deal redealt when the talon holds fewer "
+       "points than this (house: 5)", SRC_RU_OPT, low=1, high=20, nullable=True),
+    _o("redeal_low_ask", "bool", True,
+       "a low hand or talon redeal is the player's choice, asked with redeal or pass "
+       "(003 l.41, l.43: «может потребовать»); false: it happens by itself", SRC_RU_OPT),
     # --- barrel and the end of the game
     _o("barrel", "int", 880, "the barrel threshold (null: no barrel; 800, 880 or 900)",
        "000, 001, 003", low=1, high=5000, nullable=True),
@@ -259,6 +304,19 @@ OPTIONS: tuple[Option, ...] = (
     _o("barrel_falls_reset", "int", None,
        "falling off the barrel this many times resets the total to 0", SRC_RU_OPT, low=1,
        high=10, nullable=True),
+    _o("barrel_falls_reset_to", "int", 0,
+       "the total after that many falls: 0 (003 l.75) or 5 (003 l.81)", SRC_RU_OPT,
+       choices=(0, 5)),
+    _o("barrel_falls_no_barrel", "bool", False,
+       "after that reset the player goes on to the target without a barrel (003 l.81)",
+       SRC_RU_OPT),
+    _o("barrel_jump", "choice", "wins",
+       "reaching the target from below the barrel wins (003 l.35: the barrel is 880 to "
+       "999, 1000 or more wins), or wins only on a contract won and puts anyone else on "
+       "the barrel", SRC_RU, choices=("wins", "contract")),
+    _o("barrel_bolt_penalty", "bool", True,
+       "a bolt penalty earned on the barrel is written (003 l.35: no exception): 880 - 120 "
+       "= 760, off the barrel; false: the total stays held at the barrel", SRC_RU),
     _o("target", "int", 1000, "the score that wins the game (German: 1001)", SRC_ALL,
        low=1, high=100_000),
     _o("max_deals", "int", None,
@@ -307,6 +365,7 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
             raise_contract=False, concede=False, four_nines="points", sale=True,
             blind_bid=True, marriage_min_cards=3, rounding=False, round_before_compare=False,
             bolts=False, barrel_mode="contracts-only", blind_first_trick=True,
+            bid_cap_marriages=False, blind_outbid="blind",
         ),
     ),
     "estonian-800": (
@@ -317,7 +376,8 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
             talon_public=False, show_marriage=True, raise_contract=False, concede=False,
             four_nines="points", sale=True, marriage_min_cards=3, marriage_needs_trick=False,
             rounding=False, round_before_compare=False, bolts=False,
-            barrel_mode="contracts-only", barrel=800,
+            barrel_mode="contracts-only", barrel=800, bid_cap_marriages=False,
+            blind_outbid="blind",
         ),
     ),
     "german-1001": (
@@ -334,10 +394,48 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
     "classic-501": (
         "the 501 house game (003): the declarer names the trump after the talon, marriages "
         "20/40/60/80, play to 501",
-        dict(marriage_values=(20, 60, 80, 40), fixed_trump=True, target=501, barrel=None,
-             opening_bid=60, bid_limit_plain=120),
+        dict(marriage_values=(20, 60, 80, 40), fixed_trump=True, target=501, barrel=None),
     ),
 }
+
+#: Option values every preset had before the engine followed the rule texts on the barrel,
+#: the blind bid, the player's redeals and the golden round (``docs/rules.md``, "Replays
+#: recorded before"); per preset below, the presets' own earlier values.
+_EARLIER_ALL: dict[str, Any] = {
+    "blind_outbid": "blind", "golden_round_count": "deals", "golden_restart": False,
+    "redeal_low_ask": False, "barrel_jump": "contract", "barrel_bolt_penalty": False,
+}
+_EARLIER_PRESET: dict[str, dict[str, Any]] = {
+    "estonian": {"bid_cap_marriages": True},
+    "estonian-800": {"bid_cap_marriages": True},
+    "classic-501": {"opening_bid": 60},
+}
+
+
+def earlier_defaults(preset: str) -> dict[str, Any]:
+    """The options to add to a replay of ``preset`` recorded before the engine followed
+    the texts, so that it re-simulates as it was played (only values that differ now)."""
+    if preset not in PRESETS:
+        raise RulesError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    now = Rules(preset)._values
+    out = {**_EARLIER_ALL, **_EARLIER_PRESET.get(preset, {})}
+    return {k: v for k, v in out.items() if now[k] != v}
+
+
+def with_earlier_defaults(data: Any) -> Any:
+    """Rules JSON (as in a replay) with :func:`earlier_defaults` filled in under its own
+    options; anything that is not a rules document comes back unchanged, to be refused
+    with the usual message by :meth:`Rules.from_json`."""
+    if isinstance(data, str):
+        data = {"preset": data}
+    if not isinstance(data, Mapping):
+        return data
+    preset = data.get("preset", "classic")
+    options = data.get("options") or {}
+    if preset not in PRESETS or not isinstance(options, Mapping):
+        return data
+    return {**data, "options": {**earlier_defaults(preset), **options}}
+
 
 # Player counts that change the deal layout of a preset.
 _ESTONIAN_LAYOUT = {2: (11, 2), 3: (7, 3), 4: (5, 4)}
@@ -365,6 +463,7 @@ class Rules:
         sitter_scores_talon: bool
         exchange: str
         spare_talon: str
+        discards_to: str
         talon_public: bool
         auction: bool
         opening_bid: int
@@ -380,16 +479,25 @@ class Rules:
         blind_multiplier: int
         blind_min_score: int | None
         blind_hides_talon: bool
+        blind_outbid: str
+        blind_by: str
+        blind_fixed_bid: int | None
+        blind_doubles_opponents: bool
+        hide_talon_at_opening: bool
         sale: bool
         rebuy: bool
         raise_contract: bool
         concede: bool
         concede_opponents: str
+        concede_half_round: str
         concede_declarer_loses: bool
         concede_limit: int | None
         concede_limit_penalty: int
+        concede_free_on_barrel: bool
+        concede_free_in_golden: bool
         four_nines: str
         four_nines_points: int
+        four_nines_counted: str
         first_lead: str
         must_trump: bool
         marriage_values: tuple[int, int, int, int]
@@ -414,8 +522,12 @@ class Rules:
         virgin_bonus: int
         dump_truck: str
         golden_round: bool
+        golden_round_count: str
+        golden_restart: bool
         redeal_low_hand: int | None
+        redeal_low_hand_at: str
         redeal_low_talon: int | None
+        redeal_low_ask: bool
         barrel: int | None
         barrel_mode: str
         barrel_tries: int
@@ -424,6 +536,10 @@ class Rules:
         barrel_knock_off: bool
         barrel_both_fall: bool
         barrel_falls_reset: int | None
+        barrel_falls_reset_to: int
+        barrel_falls_no_barrel: bool
+        barrel_jump: str
+        barrel_bolt_penalty: bool
         target: int
         max_deals: int | None
         win_above_target: bool
@@ -443,6 +559,9 @@ class Rules:
                 values.update(hand_size=hand, talon_size=tal)
         if preset == "german-1001" and options.get("players") == 4:
             values.update(deck=32)
+        if preset == "german-1001" and options.get("players") == 2:
+            # 004 names a game for two but describes three: all 24 cards are dealt out.
+            values.update(hand_size=12)
         values.update(options)
         for o in OPTIONS:
             values[o.name] = o.check(values[o.name])
@@ -531,6 +650,19 @@ class Rules:
             raise RulesError("option 'golden_round': cannot be combined with barrel_mode 'talon'")
         if self.fixed_trump and self.marriage_ascending:
             raise RulesError("option 'fixed_trump': cannot be combined with ascending marriages")
+        fixed = self.blind_fixed_bid
+        if fixed is not None:
+            if fixed % self.bid_step:
+                raise RulesError("option 'blind_fixed_bid': must be a multiple of bid_step")
+            if fixed < self.opening_bid:
+                raise RulesError("option 'blind_fixed_bid': below the opening bid")
+            if self.bid_limit_plain is not None and fixed > self.bid_limit_plain:
+                raise RulesError(
+                    "option 'blind_fixed_bid': above bid_limit_plain (a blind bidder cannot "
+                    "show a marriage)"
+                )
+            if self.bid_max is not None and fixed > self.bid_max:
+                raise RulesError("option 'blind_fixed_bid': above bid_max")
 
     # --- serialisation
     def options(self) -> dict[str, Any]:

@@ -5,8 +5,9 @@ match still has to go on, and it has to go on the same way every time so that a 
 and a rerun agree.  The fallback is therefore a pure function of the legal actions (in
 their text notation), simple enough for a bot author to predict:
 
-1. ``pass`` when it is legal (auction, sale, four nines), else ``look`` (blind bid),
-   else ``keep`` (sale offer);
+1. ``pass`` when it is legal (auction, sale, a redeal question: four nines, a low hand
+   or a poor talon), else ``look`` (blind bid), else ``keep`` (sale offer): the fallback
+   never calls a redeal;
 2. the lowest ``contract`` (the contract stays as it is), the first ``talon`` and the
    first ``trump`` suit listed (clubs, spades, hearts, diamonds);
 3. a plain card action (``play``, ``give``, ``discard``, ``bank``) with the lowest card:

@@ -11,6 +11,7 @@ from arena.bots import BUILTIN_BOTS, GreedyBot, RandomBot, get_bot, seat_seed
 from arena.bots.greedy import hand_mask
 from arena.engine import Game, Rules, RulesError
 from arena.engine.replay import verify
+from arena.referee.fallback import fallback_action
 from arena.referee.runner import run_match_sync
 from arena.referee.types import JSON, MatchSpec
 
@@ -167,6 +168,38 @@ def test_greedy_takes_a_safe_action_where_it_has_no_plan(
     assert GreedyBot().decide(obs(phase=phase, hand=weak), legal) == expected
 
 
+# A poor hand (nines and jacks: estimate 0) and a strong one (aces, tens, hearts: 182).
+POOR = ["9H", "9S", "9C", "JC", "JD", "JS", "QC"]
+STRONG = ["AC", "TC", "AS", "TS", "AH", "KH", "QH"]
+
+
+@pytest.mark.parametrize(
+    ("hand", "extra", "expected"),
+    [
+        # Before the auction (nobody has won it yet): a low hand asks for a new deal.
+        (POOR, {}, "redeal"),
+        (STRONG, {}, "pass"),
+        # The declarer at the forced 100, talon in hand: the estimate against the contract.
+        ([*POOR, "9D", "QD", "KD"], {"declarer": 0, "contract": 100}, "redeal"),
+        ([*STRONG, "9D", "JD", "9H"], {"declarer": 0, "contract": 100}, "pass"),
+        # After the exchange, another seat's contract: no talon share any more.
+        ([*POOR, "QS"], {"declarer": 1, "contract": 100}, "redeal"),
+        ([*STRONG, "QS"], {"declarer": 1, "contract": 100}, "pass"),
+    ],
+)
+def test_greedy_calls_a_redeal_when_the_hand_is_poor(
+    hand: list[str], extra: dict[str, Any], expected: str
+) -> None:
+    observation = obs(phase="redeal", hand=hand, **extra)
+    assert GreedyBot().decide(observation, ["pass", "redeal"]) == expected
+
+
+def test_the_fallback_declines_every_redeal_question() -> None:
+    assert fallback_action(["pass", "redeal"]) == "pass"
+    assert fallback_action(["redeal", "pass"]) == "pass"
+    assert fallback_action(["look", "blind 105", "blind 110"]) == "look"
+
+
 # ---------------------------------------------------------------------- greedy in matches
 
 VARIANTS: list[tuple[str, dict[str, Any]]] = [
@@ -183,6 +216,14 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("german-1001", {"players": 4}),
     ("two-player", {"spare_talon": "last-trick"}),
     ("two-player-9", {}),
+    # The player's choices the rule texts give (redeal questions, blind bids by anyone).
+    ("classic", {"redeal_low_hand": 25, "redeal_low_hand_at": "both", "redeal_low_talon": 12}),
+    ("classic", {"blind_bid": True, "blind_by": "anyone", "blind_fixed_bid": 120,
+                 "golden_round": True, "golden_restart": True}),
+    ("classic-4", {"blind_bid": True, "blind_by": "anyone", "blind_doubles_opponents": True}),
+    ("two-player", {"redeal_low_talon": 10, "discards_to": "last-trick"}),
+    ("estonian", {"four_nines_counted": "either", "blind_by": "anyone"}),
+    ("german-1001", {"players": 2}),
 ]
 
 
@@ -220,3 +261,25 @@ def test_greedy_clearly_beats_random() -> None:
         )
     assert wins >= 36, f"greedy won only {wins} of {games}"
     assert margin / games > 300
+
+
+def test_greedy_calls_and_declines_redeals_in_a_match() -> None:
+    """003 l.41/l.43 made choices: with generous thresholds greedy meets the question
+    often, calls a new deal on its poor hands and plays on with the others."""
+    rules = {"preset": "classic", "options": {"redeal_low_hand": 25, "redeal_low_talon": 12}}
+    spec = MatchSpec(match_id="redeals", rules=rules, seed="greedy-redeals",
+                     bots=("greedy", "greedy", "greedy"), max_deals=40)
+    result = run_match_sync(spec)
+    assert result.replay is not None and verify(result.replay) is None
+    game = Game(Rules.from_json(rules), seed="greedy-redeals")
+    called = declined = 0
+    for deal in result.replay["deals"]:
+        game.deal(deal["deck"])
+        for _seat, text, *_ in deal["actions"]:
+            if game.phase_name == "redeal":
+                called += text == "redeal"
+                declined += text == "pass"
+            game.apply(text)
+        if game.is_over:
+            break
+    assert called and declined, (called, declined)

@@ -5,6 +5,10 @@
   accept each one: a change to the engine that alters any deal shows up here.
 * ``legal-counts.json``: for a scripted game per preset, the number of legal actions at
   every step and the action taken (like a chess engine's perft counts).
+* ``replay-<config>-old-defaults.json``: where a preset's defaults changed (to follow a
+  rule text) and its scripted game changed with them, the game as the earlier defaults
+  played it, from the same seed, with those values written into its rules
+  (:func:`arena.engine.rules.earlier_defaults`): old replays keep verifying.
 
 Every choice is derived from SHA-256 of a text, so the files can be reproduced in any
 language from the seeds alone.  Regenerate after a deliberate rule change with::
@@ -23,6 +27,7 @@ from typing import Any
 
 from arena.engine import PRESETS, Game, Rules
 from arena.engine import replay as rp
+from arena.engine.rules import earlier_defaults
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
@@ -38,8 +43,21 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     }),
 }
 
+#: Configurations whose scripted game the earlier defaults played differently.
+OLD_DEFAULTS = ["estonian", "estonian-800", "classic-501", "classic-house"]
+#: name -> the configuration and seed it is the earlier-defaults game of.
+SEEDS: dict[str, str] = {}
+for _name in OLD_DEFAULTS:
+    _preset, _options = CONFIGS[_name]
+    CONFIGS[f"{_name}-old-defaults"] = (_preset, {**_options, **earlier_defaults(_preset)})
+    SEEDS[f"{_name}-old-defaults"] = f"golden/{_name}"
+
 #: Configurations of the legal-count file (3 deals each).
-COUNT_CONFIGS = [*PRESETS, "classic-house"]
+COUNT_CONFIGS = [*PRESETS, "classic-house", *(f"{n}-old-defaults" for n in OLD_DEFAULTS)]
+
+
+def seed_of(name: str) -> str:
+    return SEEDS.get(name, f"golden/{name}")
 
 
 def choose(seed: str, step: int, n: int) -> int:
@@ -55,8 +73,12 @@ def play(name: str, max_deals: int | None = None) -> tuple[Game, list[int], list
     if max_deals is not None:
         options = {**options, "max_deals": max_deals}
     rules = Rules.preset(preset, **options)
-    seed = f"golden/{name}"
-    game = Game(rules, seed=seed)
+    return play_game(Game(rules, seed=seed_of(name)))
+
+
+def play_game(game: Game) -> tuple[Game, list[int], list[str]]:
+    """Play ``game`` to its end with the scripted choices of its seed."""
+    seed = game.seed
     counts: list[int] = []
     taken: list[str] = []
     while not game.is_over:
@@ -69,7 +91,7 @@ def play(name: str, max_deals: int | None = None) -> tuple[Game, list[int], list
         taken.append(str(action))
         game.apply(action)
         if len(counts) > 100_000:
-            raise RuntimeError(f"{name}: the scripted game does not end")
+            raise RuntimeError(f"{seed}: the scripted game does not end")
     return game, counts, taken
 
 
@@ -88,7 +110,7 @@ def counts_document() -> dict[str, Any]:
         games.append({
             "name": name,
             "rules": Rules.preset(preset, **{**options, "max_deals": 3}).to_json(),
-            "seed": f"golden/{name}",
+            "seed": seed_of(name),
             "choice": "index = int(SHA-256(seed + '/' + step)[:8], big-endian) % count",
             "counts": counts,
             "actions": taken,

@@ -155,8 +155,9 @@ def test_a_declarer_below_the_barrel_may_jump_to_1000() -> None:
     assert game.is_over and game.scores == [15, 1020, 0]
 
 
-def test_an_opponent_jumping_over_1000_sits_on_the_barrel() -> None:
-    game = new([990, 0, 0])
+def test_an_opponent_jumping_over_1000_sits_on_the_barrel_by_option() -> None:
+    # The earlier reading (barrel_jump "contract"); 003's is in test_engine_texts.
+    game = new([990, 0, 0], barrel_jump="contract")
     play_d1(game, 1)
     assert not game.is_over and game.scores == [880, 100, 0]
     assert on_barrel(game) == [True, False, False]

@@ -445,6 +445,11 @@ def test_003_golden_round_dealer_plays_120_and_everything_counts_double() -> Non
 def test_golden_round_ends_after_one_round() -> None:
     rules = Rules.preset("classic", golden_round=True)
     game = Game(rules, seed="g", dealer=1)
+    game.golden_done = 0b111  # resumed after every seat played its golden deal
+    game.deal(d1_deck(rules, 1, 2))
+    assert game.phase_name == "auction"
+    rules = Rules.preset("classic", golden_round=True, golden_round_count="deals")
+    game = Game(rules, seed="g", dealer=1)
     game.deals_played = 3  # resumed after three scored deals
     game.deal(d1_deck(rules, 1, 2))
     assert game.phase_name == "auction"
@@ -488,7 +493,8 @@ def test_look_then_bid_normally() -> None:
 
 
 def test_blind_bidder_hides_the_hand_and_bids_blind_again() -> None:
-    game = d1(blind_bid=True)
+    # The reading kept for 000 (blind_outbid "blind"); 003's is in test_engine_texts.
+    game = d1(blind_bid=True, blind_outbid="blind")
     apply_all(game, ["blind 100", "bid 105", "pass"])
     assert game.to_act == 1
     assert game.observation(1)["hand"] == []
@@ -528,7 +534,8 @@ def test_000_blind_choice_is_made_without_seeing_the_hand() -> None:
 
 
 def test_003_redeal_when_a_hand_holds_under_14_points() -> None:
-    rules = Rules.preset("classic", redeal_low_hand=14)
+    # The automatic redeal (redeal_low_ask off); the player's choice is in test_engine_texts.
+    rules = Rules.preset("classic", redeal_low_hand=14, redeal_low_ask=False)
     game = Game(rules, seed="r")
     # Seat 2 holds 9C JC 9S JS 9H JH 9D: 8 points.
     game.deal(d1_deck_low(rules))
@@ -560,7 +567,7 @@ def test_no_redeal_with_14_points() -> None:
 def test_003_redeal_when_the_talon_holds_under_5_at_the_forced_100(
     actions: list[str], redeal: bool
 ) -> None:
-    rules = Rules.preset("classic", redeal_low_talon=5)
+    rules = Rules.preset("classic", redeal_low_talon=5, redeal_low_ask=False)
     game = Game(rules, seed="r")
     # The talon 9D JD 9H holds 2 points; QD goes to seat 2 instead of 9H.
     game.deal(deck_for(rules, {1: D1_DECL, 2: "KC QC JC KS QS JS QD", 0: D1_RIGHT},

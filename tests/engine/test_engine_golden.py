@@ -18,8 +18,9 @@ from typing import Any
 import make_golden
 import pytest
 
-from arena.engine import Rules
+from arena.engine import Game, Rules
 from arena.engine import replay as rp
+from arena.engine.rules import earlier_defaults
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
@@ -67,6 +68,22 @@ def test_golden_replay_verifies(path: Path) -> None:
     # In process too: no difference, and the game really ended.
     assert rp.verify(data) is None
     assert rp.simulate(data).game.is_over
+
+
+def test_every_game_the_earlier_defaults_played_differently_is_kept() -> None:
+    """A preset whose defaults changed to follow a rule text keeps the game its earlier
+    defaults played (``-old-defaults``) whenever the scripted game differs: replays
+    recorded before the change verify with those values written in."""
+    for name, (preset, options) in list(make_golden.CONFIGS.items()):
+        if name.endswith("-old-defaults"):
+            continue
+        earlier = {**options, **earlier_defaults(preset)}
+        old = Game(Rules.preset(preset, **earlier), seed=make_golden.seed_of(name))
+        new = Game(Rules.preset(preset, **options), seed=make_golden.seed_of(name))
+        log_old = rp.replay_from_game(make_golden.play_game(old)[0], [])["deals"]
+        log_new = rp.replay_from_game(make_golden.play_game(new)[0], [])["deals"]
+        kept = f"{name}-old-defaults" in make_golden.CONFIGS
+        assert kept == (log_old != log_new), name
 
 
 def test_console_script_verifies() -> None:

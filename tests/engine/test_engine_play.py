@@ -356,7 +356,7 @@ def test_003_four_nines_declared_on_the_lead(value: int) -> None:
 def test_003_501_declarer_names_the_trump_after_the_talon() -> None:
     game = d1_501()
     apply_all(game, ["pass", "pass", "give 9D 2", "give JD 0"])
-    assert legal(game)[0] == "contract 60" and legal(game)[-2:] == ["contract 200", "concede"]
+    assert legal(game)[0] == "contract 100" and legal(game)[-2:] == ["contract 200", "concede"]
     apply_all(game, ["contract 100"])
     assert game.phase_name == "trump" and game.to_act == 1
     assert legal(game) == ["trump C", "trump S", "trump H", "trump D"]
@@ -371,8 +371,10 @@ def d1_501(**options: Any) -> Game:
 
 
 def test_003_501_forced_opening_and_target() -> None:
+    # 003 l.99: 501 is played "по правилам традиционной тысячи" with the changes listed
+    # (trump, marriages, target): the compulsory 100 stays.
     game = d1_501(scores=[0, 410, 0])
-    assert game.observation(0)["auction"] == [[1, "bid 60"]]
+    assert game.observation(0)["auction"] == [[1, "bid 100"]]
     apply_all(game, ["pass", "pass", "give 9D 2", "give JD 0", "contract 100", "trump H",
                      *D1_TRICKS_PLAIN])
     assert game.scores == [15, 510, 0] and game.is_over

@@ -52,6 +52,32 @@ CONFIGS: list[tuple[str, dict[str, Any]]] = [
     ("estonian-800", {"players": 4, "blind_bid": True}),
     ("german-1001", {"players": 4}),
     ("german-1001", {"auction": True, "barrel": None}),
+    # Readings of the texts and the rules once left out (docs/rules.md).
+    ("classic", {"blind_bid": True, "blind_by": "anyone", "blind_doubles_opponents": True}),
+    ("classic", {"blind_bid": True, "blind_by": "anyone", "blind_outbid": "blind",
+                 "forced_bid": False}),
+    ("classic", {"blind_bid": True, "blind_fixed_bid": 120, "opener": "dealer",
+                 "four_nines": "redeal-before-auction", "redeal_low_hand": 20}),
+    ("classic", {"redeal_low_hand": 20, "redeal_low_hand_at": "both", "redeal_low_talon": 10,
+                 "hide_talon_at_opening": True}),
+    ("classic", {"redeal_low_hand": 20, "redeal_low_hand_at": "exchange",
+                 "redeal_low_ask": False, "four_nines": "redeal-after-exchange"}),
+    ("classic", {"golden_round": True, "concede_declarer_loses": False,
+                 "concede_free_in_golden": False, "concede_opponents": "half",
+                 "concede_half_round": "up"}),
+    ("classic", {"golden_round": True, "golden_round_count": "deals", "golden_restart": False,
+                 "redeal_low_talon": 8}),
+    ("classic", {"barrel": 150, "barrel_jump": "contract", "barrel_bolt_penalty": False,
+                 "bolt_every": 1, "concede_declarer_loses": False,
+                 "concede_free_on_barrel": False}),
+    ("classic", {"barrel": 150, "barrel_falls_reset": 1, "barrel_falls_reset_to": 5,
+                 "barrel_falls_no_barrel": True, "barrel_tries": 1, "bolt_every": 1}),
+    ("classic-4", {"golden_round": True, "blind_bid": True, "blind_by": "anyone"}),
+    ("two-player", {"discards_to": "nobody", "redeal_low_talon": 10}),
+    ("two-player", {"discards_to": "last-trick", "spare_talon": "last-trick"}),
+    ("estonian", {"four_nines_counted": "after-exchange", "blind_outbid": "look"}),
+    ("estonian", {"four_nines_counted": "either", "blind_by": "anyone", "players": 4}),
+    ("german-1001", {"players": 2}),
 ]
 
 
@@ -90,6 +116,7 @@ PHASE_KINDS = {
     "sale-offer": ("sell", "keep"),
     "talon-choice": ("talon",),
     "nines": ("redeal", "pass"),
+    "redeal": ("redeal", "pass"),
     "trump": ("trump",),
 }
 PHASE_CANDIDATES = {
@@ -138,6 +165,8 @@ def check_deal_points(game: Game) -> None:
     spare = 0
     if r.talons == 2 and r.spare_talon == "none" and r.exchange != "bank":
         spare = mask_points(game.spare)
+    if r.discards_to == "nobody":
+        spare += mask_points(game.discards)
     taken = game.observation(0)["points_taken"]
     assert sum(taken) == 120 - spare, (taken, spare)
     tricks = sum(game.observation(0)["tricks_taken"])
@@ -152,7 +181,12 @@ def check_hidden(game: Game, declarers: set[int]) -> None:
     hands = [set(cards_str(game.hands[s])) for s in range(game.n)]
     for a in range(game.n):
         obs = game.observation(a)
-        blind = a == game.blind_seat or (game.phase_name == "blind" and a == game.to_act)
+        blind = bool(game.unseen >> a & 1)
+        if blind:  # a seat goes without its cards only while it may still bid blind
+            assert r.blind_bid and game.phase_name in ("blind", "auction")
+            assert r.blind_by == "anyone" or a == game.forehand
+        if game.phase_name == "blind" and a == game.to_act:
+            assert blind
         assert obs["hand"] == ([] if blind else cards_str(game.hands[a]))
         talon = set(obs["talon"])
         given = {(c, t) for c, t in obs["given"]}
@@ -421,8 +455,9 @@ def oracle_check(game: Game) -> None:
     if "conceded" in res:
         return
     # Cards counted outside the tricks.
-    if declarer >= 0:
-        taken[declarer] += mask_points(game.discards)
+    if declarer >= 0 and r.discards_to != "nobody":
+        to = declarer if r.discards_to == "declarer" else last
+        taken[to] += mask_points(game.discards)
     taken[last] += mask_points(game.bank)
     if r.spare_talon == "last-trick":
         taken[last] += mask_points(game.spare)
@@ -439,7 +474,8 @@ def oracle_check(game: Game) -> None:
             mult = r.blind_multiplier if res["blind"] else 1
             want[s] = (game.contract if made else -game.contract) * mult
         elif declarer < 0 or r.opponents_score:
-            want[s] = pts
+            double = res["blind"] and r.blind_doubles_opponents
+            want[s] = pts * (r.blind_multiplier if double else 1)
     assert made == res["made"]
     assert want == res["deltas"], (want, res)
 
@@ -477,3 +513,13 @@ def test_tricks_and_scores_match_an_independent_oracle(
             oracle_check(game)
             checked += 1
     assert checked
+
+
+def test_copy_sets_every_attribute_of_the_state() -> None:
+    """A field added to the state and forgotten in ``copy`` would make a copy raise or,
+    worse, share a list with its original."""
+    import inspect
+    import re
+
+    assigned = set(re.findall(r"g\.(\w+) =", inspect.getsource(Game.copy)))
+    assert assigned == set(Game.__slots__)

@@ -238,9 +238,11 @@ def test_000_estonian_deal_scored_by_hand() -> None:
     assert game.phase_name == "blind" and game.to_act == 1
     assert legal(game) == ["look", *[f"blind {v}" for v in range(40, 125, 5)]]
     apply_all(game, ["look"])
-    # 000 l.15: no forced bid; forehand opens at 40 or more.  KH QH: hearts 60 -> 180.
+    # 000 l.15: no forced bid; forehand opens at 40 or more.  KH QH: a marriage lets
+    # seat 1 bid over 120, and 000/001 set no other limit than every point in the game
+    # (120 + 100 + 80 + 60 + 40 = 400); the cap of 120 plus the marriages held is 003's.
     assert game.observation(0)["auction"] == []
-    assert legal(game) == ["pass", *[f"bid {v}" for v in range(40, 185, 5)]]
+    assert legal(game) == ["pass", *[f"bid {v}" for v in range(40, 405, 5)]]
     apply_all(game, ["bid 100", "pass", "pass"])
     assert game.phase_name == "sale-offer" and legal(game) == ["sell", "keep"]
     # The talon is not turned up: only the declarer sees it.
@@ -271,7 +273,7 @@ def test_000_blind_bid_counts_double() -> None:
 def test_000_bid_above_120_shows_the_marriage() -> None:
     game = est()
     apply_all(game, ["look", "bid 40"])
-    assert legal(game)[-1] == "bid 220"  # seat 2: clubs 100
+    assert legal(game)[-1] == "bid 400"  # seat 2 holds clubs: over 120 with no other cap
     apply_all(game, ["bid 125"])
     assert game.observation(0)["shown_marriages"] == [[2, "C"]]
     game = est(show_marriage=False)
@@ -312,8 +314,8 @@ def test_sale_offers_do_not_reveal_the_hidden_talon() -> None:
     game = est()
     apply_all(game, ["look", "bid 100", "pass", "pass", "sell", "buy 105"])
     assert game.to_act == 0 and game.observation(0)["talon"] == []
-    # Seat 0's own hand holds spades (80): 200 whatever the talon holds.
-    assert legal(game)[-1] == "buy 200"
+    # Seat 0's own hand holds spades (80): over 120 whatever the talon holds, up to 400.
+    assert legal(game)[-1] == "buy 400"
 
 
 # E2: seat 1 wins six tricks and keeps KH QH for the last two.
