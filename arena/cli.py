@@ -65,12 +65,26 @@ def _parse_options(items: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
+def _load_replay(path: str) -> Any:
+    """A replay file, or ReplayError: a binary file (compressed, an image) is not one."""
+    from .engine import replay as rp
+    from .engine.errors import ReplayError
+
+    try:
+        return rp.load(path)
+    except UnicodeDecodeError:
+        raise ReplayError(
+            f"{path} is not a replay: a replay is a JSON text file, this one is binary "
+            "(compressed? unpack it first)"
+        ) from None
+
+
 def _replay_verify(args: argparse.Namespace) -> int:
     from .engine import replay as rp
     from .engine.errors import ReplayError
 
     try:
-        data = rp.load(args.file)
+        data = _load_replay(args.file)
         diff = rp.verify(data)
     except ReplayError as e:
         print(f"invalid replay: {e}", file=sys.stderr)
@@ -88,7 +102,7 @@ def _replay_show(args: argparse.Namespace) -> int:
     from .engine.errors import ReplayError
 
     try:
-        print(rp.show(rp.load(args.file)))
+        print(rp.show(_load_replay(args.file)))
     except ReplayError as e:
         print(f"invalid replay: {e}", file=sys.stderr)
         return 2

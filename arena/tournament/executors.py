@@ -17,15 +17,27 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import signal
 import socket
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import tenacity
 
 from arena.referee.types import JSON, MatchResult
 from arena.tournament.model import ResultRecord, ScheduledMatch
-from arena.tournament.store import ResultStore, parse_db_url, shared_store
+from arena.tournament.store import (
+    ResultStore,
+    StoreError,
+    parse_db_url,
+    redact_url,
+    shared_store,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +47,18 @@ ROUTING_ENV = "ARENA_ROUTING_URL"
 
 
 class ExecutorError(RuntimeError):
-    """The executor cannot run matches (no broker, bad configuration...)."""
+    """A match failed, or the executor cannot run matches."""
+
+
+class ExecutorConfigError(ExecutorError):
+    """The executor is configured wrongly (bad broker URL...): a mistake to fix, exit 2."""
+
+
+class ServiceUnavailable(ExecutorError):
+    """A service the executor needs (the broker) cannot be reached: exit 3."""
+
+
+StatusHook = Callable[[str], None]
 
 
 def worker_identity() -> str:
@@ -101,6 +124,16 @@ def _play_in_subprocess(match_json: str, db_url: str, routing_url: str | None) -
     return play_and_store(match_json, db_url, routing_url)
 
 
+def _pool_child_init() -> None:
+    """Pool children leave Ctrl-C to the scheduler.
+
+    A terminal sends SIGINT to the whole foreground process group; a child that took it
+    would print its own ``KeyboardInterrupt`` traceback in the middle of the scheduler's
+    "stopped" message.  The scheduler stops them itself.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def absolute_db_url(url: str) -> str:
     """Make a relative SQLite path absolute: workers do not share the scheduler's directory."""
     kind, target, _ = parse_db_url(url)
@@ -110,9 +143,14 @@ def absolute_db_url(url: str) -> str:
 
 
 class Executor:
-    """Plays a batch of matches and stores each result; ``on_result`` sees every stored row."""
+    """Plays a batch of matches and stores each result; ``on_result`` sees every stored row.
+
+    ``on_status`` hears what the executor is waiting for ("" when it is not waiting), so
+    a progress line can say why nothing moves.
+    """
 
     name = "executor"
+    on_status: StatusHook | None = None
 
     def run(
         self, matches: Sequence[ScheduledMatch], store: ResultStore, on_result: OnResult
@@ -121,6 +159,10 @@ class Executor:
 
     def close(self) -> None:
         """Release processes or connections; safe to call twice."""
+
+    def status(self, text: str) -> None:
+        if self.on_status is not None:
+            self.on_status(text)
 
     def __enter__(self) -> Executor:
         return self
@@ -140,8 +182,9 @@ class InlineExecutor(Executor):
     def run(
         self, matches: Sequence[ScheduledMatch], store: ResultStore, on_result: OnResult
     ) -> None:
+        done = store.done_among([m.match_id for m in matches])
         for m in matches:
-            if store.get(m.match_id) is not None:
+            if m.match_id in done:
                 continue
             try:
                 rec = play_record(m, self.routing_url)
@@ -160,10 +203,13 @@ class LocalExecutor(Executor):
     of the pool.  Spawned (not forked) children start clean: no inherited database
     connection, event loop or Redis socket, and the same behaviour on every platform.
     Only a bounded number of matches is in flight, so a tournament of a million matches
-    does not queue a million futures.
+    does not queue a million futures.  A child that dies (killed, out of memory) breaks
+    the pool; a fresh pool plays the matches that were in flight, so the loss costs time
+    only, unless pools keep dying without a result in between.
     """
 
     name = "local"
+    MAX_POOL_RESTARTS = 3
 
     def __init__(self, workers: int | None = None, routing_url: str | None = None) -> None:
         self.workers = workers or os.cpu_count() or 1
@@ -173,46 +219,72 @@ class LocalExecutor(Executor):
     def _get_pool(self) -> cf.ProcessPoolExecutor:
         if self._pool is None:
             self._pool = cf.ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_pool_child_init,
             )
         return self._pool
 
     def run(
         self, matches: Sequence[ScheduledMatch], store: ResultStore, on_result: OnResult
     ) -> None:
-        done = store.done_ids(matches[0].tournament) if matches else set()
+        done = store.done_among([m.match_id for m in matches])
         todo = [m for m in matches if m.match_id not in done]
         if not todo:
             return
         if store.kind == "sqlite" and parse_db_url(store.url)[1] == ":memory:":
-            raise ExecutorError(
+            raise ExecutorConfigError(
                 "the local pool cannot share an in-memory database: use a file or the "
                 "inline executor"
             )
         db_url = absolute_db_url(store.url)
-        pool = self._get_pool()
         in_flight: dict[cf.Future[JSON], ScheduledMatch] = {}
         limit = self.workers * 4
-        pos = 0
+        pending = list(reversed(todo))  # popped from the end: match order
+        broken = 0
         try:
-            while pos < len(todo) or in_flight:
-                while pos < len(todo) and len(in_flight) < limit:
-                    m = todo[pos]
-                    pos += 1
-                    fut = pool.submit(_play_in_subprocess, m.dumps(), db_url, self.routing_url)
-                    in_flight[fut] = m
+            while pending or in_flight:
+                pool = self._get_pool()
+                try:
+                    while pending and len(in_flight) < limit:
+                        m = pending.pop()
+                        fut = pool.submit(_play_in_subprocess, m.dumps(), db_url, self.routing_url)
+                        in_flight[fut] = m
+                except BrokenProcessPool:
+                    pending.append(m)
                 finished, _ = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
+                lost: list[ScheduledMatch] = []
                 for fut in sorted(finished, key=lambda f: in_flight[f].index):
                     m = in_flight.pop(fut)
                     try:
                         fut.result()
+                    except BrokenProcessPool:
+                        lost.append(m)
+                        continue
+                    except StoreError:
+                        raise
                     except Exception as exc:
                         raise ExecutorError(
                             f"match {m.index} ({m.match_id}) failed: {exc}"
                         ) from exc
+                    broken = 0
                     stored = store.get(m.match_id)
                     if stored is not None:  # None: the match was aborted, not a result
                         on_result(stored)
+                if lost:
+                    broken += 1
+                    if broken > self.MAX_POOL_RESTARTS:
+                        raise ExecutorError(
+                            f"the local pool died {broken} times in a row without a result "
+                            f"(last in match {lost[0].index}): out of memory? see the logs"
+                        )
+                    lost += list(in_flight.values())
+                    in_flight.clear()
+                    log.warning(
+                        "a pool process died; playing %d match(es) again in a new pool", len(lost)
+                    )
+                    self.close(wait=False)
+                    pending.extend(sorted(lost, key=lambda m: -m.index))
         except BaseException:
             for fut in in_flight:
                 fut.cancel()
@@ -220,9 +292,67 @@ class LocalExecutor(Executor):
             raise
 
     def close(self, wait: bool = True) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=wait, cancel_futures=True)
-            self._pool = None
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if not wait:
+            # A stop must not wait for the matches being played (a full game can take
+            # minutes): their results are not stored, and a resume plays them again.
+            processes = dict(getattr(pool, "_processes", None) or {})
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in processes.values():
+                with contextlib.suppress(Exception):
+                    proc.terminate()
+            for proc in processes.values():
+                with contextlib.suppress(Exception):
+                    proc.join(timeout=5)
+            return
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+#: Broker URL schemes Celery can use here (kombu transports that need no extra package).
+BROKER_SCHEMES = ("redis", "rediss", "amqp", "amqps", "pyamqp")
+
+
+def check_broker_url(url: str) -> str | None:
+    """Why ``url`` cannot be a broker URL, or None when it looks usable."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        return f"bad broker URL {url!r}: {exc}"
+    if "://" not in url or not parts.scheme:
+        return f"bad broker URL {url!r}: write redis://HOST:6379/0"
+    if parts.scheme not in BROKER_SCHEMES:
+        return (
+            f"unsupported broker URL scheme '{parts.scheme}' in {redact_url(url)}: "
+            "use redis://HOST:6379/0 (or amqp://HOST:5672//)"
+        )
+    if parts.scheme.startswith("redis"):
+        try:
+            parts.port  # noqa: B018  # raises on a port that is not a number
+        except ValueError:
+            return f"bad port in broker URL {redact_url(url)}"
+    return None
+
+
+def _broker_errors() -> tuple[type[BaseException], ...]:
+    import kombu.exceptions
+
+    errors: list[type[BaseException]] = [
+        kombu.exceptions.OperationalError,
+        ConnectionError,
+        OSError,
+    ]
+    with contextlib.suppress(ImportError):
+        import redis.exceptions
+
+        errors += [redis.exceptions.ConnectionError, redis.exceptions.TimeoutError]
+    return tuple(errors)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class CeleryExecutor(Executor):
@@ -230,10 +360,20 @@ class CeleryExecutor(Executor):
 
     Completion is read from the results store, not from Celery's result backend: a task
     re-delivered after a worker died still ends as one row, and the scheduler need not
-    know which delivery won.  Task ids are fresh per send, so a match re-sent by a resumed
-    tournament is never mistaken for a revoked task of the stopped run.  At most
-    ``window`` matches are queued at a time and more are sent as results arrive, so a
-    huge tournament neither fills the broker's memory nor leaves much to revoke on a stop.
+    know which delivery won.  Each poll reads only the rows stored since the previous one
+    (:meth:`ResultStore.changes`), so it costs the same at any size.  Task ids are fresh
+    per send, so a match re-sent by a resumed tournament is never mistaken for a revoked
+    task of the stopped run.  At most ``window`` matches are queued at a time and more are
+    sent as results arrive, so a huge tournament neither fills the broker's memory nor
+    leaves much to revoke on a stop.
+
+    Tasks can be lost: a Redis restart without persistence empties the queue, a worker
+    killed outright holds its message until the visibility timeout.  When matches sent
+    more than ``lost_after_s`` ago have no result, nothing is left in the queue and no
+    worker holds them (asked with Celery's ``inspect``), on two looks in a row, they are
+    sent again; the store keeps the first result written, so a duplicate costs time only.
+    A broker that cannot be reached is retried with backoff for ``broker_retry_s`` before
+    the run stops with :class:`ServiceUnavailable`.
     """
 
     name = "celery"
@@ -246,16 +386,32 @@ class CeleryExecutor(Executor):
         poll_s: float = 0.25,
         ping_timeout: float = 2.0,
         window: int = 2000,
+        lost_after_s: float = 10.0,
+        broker_retry_s: float = 300.0,
     ) -> None:
-        from workers.app import make_app
+        from workers.app import make_app, settings
 
+        url = settings(broker)["broker_url"]
+        why = check_broker_url(url)
+        if why:
+            raise ExecutorConfigError(why)
         self.app = make_app(broker=broker)
         self.queue = queue
         self.window = max(1, window)
         self.poll_s = poll_s
         self.ping_timeout = ping_timeout
+        self.lost_after_s = lost_after_s
+        self.broker_retry_s = broker_retry_s
+        self.resent = 0
         self._sent: dict[str, str] = {}  # match id -> task id, for matches without a result
+        self._sent_at: dict[str, float] = {}
+        self._suspects: set[str] = set()
         self._checked = False
+        self._cursor: dict[str, int] = {}
+
+    @property
+    def broker_url(self) -> str:
+        return redact_url(str(self.app.conf.broker_url))
 
     def workers_alive(self, *, limit: int | None = None) -> int:
         """Workers answering a ping; with ``limit`` it returns as soon as that many did."""
@@ -266,13 +422,105 @@ class CeleryExecutor(Executor):
             return 0
         return len(replies or [])
 
+    def check_broker(self, timeout: float = 5.0) -> None:
+        """Raise :class:`ServiceUnavailable` with one clear line when the broker is not there."""
+        try:
+            with self.app.connection_for_write() as conn:
+                conn.ensure_connection(max_retries=1, timeout=timeout)
+        except Exception as exc:
+            raise ServiceUnavailable(
+                f"cannot reach the Celery broker {self.broker_url} ({_first_line(exc)}): "
+                "start it (redis-server) or check --broker / executor.broker"
+            ) from None
+
+    def _broker_call(self, what: str, fn: Callable[[], Any]) -> Any:
+        """Run a broker operation, retrying a lost broker with backoff (tenacity)."""
+        started = time.monotonic()
+        errors = _broker_errors()
+
+        def before_sleep(state: tenacity.RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            left = max(0.0, self.broker_retry_s - (time.monotonic() - started))
+            self.status(
+                f"waiting for the Celery broker {self.broker_url} to {what} "
+                f"({_first_line(exc) if exc else 'unreachable'}; {left:.0f}s more)"
+            )
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(errors),
+            wait=tenacity.wait_exponential(multiplier=0.2, max=5.0) + tenacity.wait_random(0, 0.2),
+            stop=tenacity.stop_after_delay(self.broker_retry_s),
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(fn)
+        except errors as exc:
+            raise ServiceUnavailable(
+                f"lost the Celery broker {self.broker_url} for "
+                f"{time.monotonic() - started:.0f}s ({_first_line(exc)}); stored results are "
+                "kept: start the broker and run the same command again"
+            ) from None
+
+    def _send(self, m: ScheduledMatch, db_url: str) -> None:
+        task_id = f"{m.match_id}-{uuid.uuid4().hex[:12]}"
+        self._broker_call(
+            "take a match",
+            lambda: self.app.send_task(
+                self.TASK, args=[m.dumps(), db_url], queue=self.queue, task_id=task_id
+            ),
+        )
+        self._sent[m.match_id] = task_id
+        self._sent_at[m.match_id] = time.monotonic()
+
+    def queued(self) -> int | None:
+        """Messages waiting in the queue, or None when the broker cannot say."""
+        try:
+            with self.app.connection_for_write() as conn:
+                conn.ensure_connection(max_retries=1, timeout=2)
+                ok = conn.default_channel.queue_declare(queue=self.queue, passive=True)
+                return int(ok.message_count)
+        except Exception as exc:
+            log.debug("queue length unknown: %s", exc)
+            return None
+
+    def held_by_workers(self) -> set[str] | None:
+        """Match ids of tasks that workers are playing or hold; None if no worker answered."""
+        try:
+            insp = self.app.control.inspect(timeout=self.ping_timeout)
+            active = insp.active()
+            reserved = insp.reserved()
+        except Exception as exc:
+            log.debug("inspect failed: %s", exc)
+            return None
+        if not active and not reserved:
+            return None
+        held: set[str] = set()
+        for replies in (active or {}, reserved or {}):
+            for tasks in replies.values():
+                for task in tasks or ():
+                    tid = str(task.get("id", ""))
+                    held.add(tid.rsplit("-", 1)[0])
+        return held
+
+    def poll(self, store: ResultStore, tournament: str) -> list[ResultRecord]:
+        """One poll: rows stored since the last one (the cost the benchmark measures)."""
+        recs, self._cursor[tournament] = store.changes(
+            tournament, self._cursor.get(tournament, 0)
+        )
+        return recs
+
     def run(
         self, matches: Sequence[ScheduledMatch], store: ResultStore, on_result: OnResult
     ) -> None:
         if not matches:
             return
         tournament = matches[0].tournament
-        done = store.done_ids(tournament)
+        if not self._checked:
+            self.check_broker()
+        if tournament not in self._cursor:
+            self._cursor[tournament] = store.position(tournament)
+        done = store.done_among([m.match_id for m in matches])
         todo = [m for m in matches if m.match_id not in done]
         if not todo:
             return
@@ -283,43 +531,116 @@ class CeleryExecutor(Executor):
                 log.warning(
                     "no Celery worker answered on %s; matches wait in queue '%s' until one starts "
                     "(arena worker --broker %s)",
-                    self.app.conf.broker_url,
+                    self.broker_url,
                     self.queue,
-                    self.app.conf.broker_url,
+                    self.broker_url,
                 )
         self._sent = {}
+        self._sent_at = {}
+        self._suspects = set()
         store.clear_failures(tournament)
         by_id = {m.match_id: m for m in todo}
         waiting: set[str] = set()  # sent, no result yet
         pos = 0
+        last_progress = time.monotonic()
+        last_check = 0.0
+
+        def deliver(ids: set[str]) -> None:
+            nonlocal last_progress
+            for mid in sorted(ids, key=lambda i: by_id[i].index):
+                waiting.discard(mid)
+                self._sent.pop(mid, None)
+                self._sent_at.pop(mid, None)
+                rec = store.get(mid)
+                if rec is not None:
+                    on_result(rec)
+            if ids:
+                last_progress = time.monotonic()
+                self._suspects -= ids
+                self.status("")
+
         try:
             while pos < len(todo) or waiting:
                 while pos < len(todo) and len(waiting) < self.window:
                     m = todo[pos]
                     pos += 1
-                    task_id = f"{m.match_id}-{uuid.uuid4().hex[:12]}"
-                    self.app.send_task(
-                        self.TASK, args=[m.dumps(), db_url], queue=self.queue, task_id=task_id
-                    )
-                    self._sent[m.match_id] = task_id
+                    self._send(m, db_url)
                     waiting.add(m.match_id)
                 time.sleep(self.poll_s)
-                now_done = store.done_ids(tournament) & waiting
-                waiting -= now_done
-                for mid in sorted(now_done, key=lambda i: by_id[i].index):
-                    self._sent.pop(mid, None)
-                    rec = store.get(mid)
-                    if rec is not None:
-                        on_result(rec)
+                arrived = {r.match_id for r in self.poll(store, tournament)} & waiting
+                deliver(arrived)
                 failed = {k: v for k, v in store.failures(tournament).items() if k in waiting}
                 if failed:
                     mid, (error, worker) = min(failed.items(), key=lambda kv: by_id[kv[0]].index)
                     raise ExecutorError(
                         f"match {by_id[mid].index} ({mid}) failed on worker {worker}: {error}"
                     )
+                now = time.monotonic()
+                idle = now - last_progress
+                every = min(self.lost_after_s, 5.0)
+                if waiting and idle >= every and now - last_check >= every:
+                    last_check = now
+                    self._look_for_lost(store, waiting, by_id, db_url, deliver, idle)
         except BaseException:
             self.revoke_sent()
             raise
+
+    def _look_for_lost(
+        self,
+        store: ResultStore,
+        waiting: set[str],
+        by_id: dict[str, ScheduledMatch],
+        db_url: str,
+        deliver: Callable[[set[str]], None],
+        idle: float,
+    ) -> None:
+        """No result for a while: find stragglers in the store, then lost tasks; resend those."""
+        deliver(store.done_among(sorted(waiting)) & waiting)
+        if not waiting:
+            return
+        now = time.monotonic()
+        old = {mid for mid in waiting if now - self._sent_at.get(mid, now) >= self.lost_after_s}
+        queued = self.queued()
+        if queued is None:
+            self.status(f"no result for {idle:.0f}s; cannot read the queue on {self.broker_url}")
+            return
+        if queued > 0:
+            alive = self.workers_alive(limit=1)
+            if alive == 0:
+                self.status(
+                    f"waiting for a Celery worker: {queued} matches queued on {self.broker_url}, "
+                    "no worker answers (start one: arena worker)"
+                )
+            else:
+                self.status(f"no result for {idle:.0f}s; {queued} matches queued, workers busy")
+            return
+        if not old:
+            return
+        held = self.held_by_workers()
+        if held is None:
+            if self.workers_alive(limit=1) == 0:
+                self.status(
+                    f"waiting for a Celery worker on {self.broker_url} "
+                    f"({len(waiting)} matches sent; start one: arena worker)"
+                )
+                return
+            held = set()
+        lost = old - held
+        confirmed = lost & self._suspects
+        self._suspects = lost - confirmed
+        if held & waiting:
+            self.status(f"workers are playing {len(held & waiting)} match(es), no result yet")
+        if not confirmed:
+            return
+        log.warning(
+            "%d match(es) had no result, were not queued and no worker held them "
+            "(lost by the broker or a vanished worker): sending them again",
+            len(confirmed),
+        )
+        self.status(f"sent {len(confirmed)} lost match(es) again")
+        for mid in sorted(confirmed, key=lambda i: by_id[i].index):
+            self._send(by_id[mid], db_url)
+        self.resent += len(confirmed)
 
     def revoke_sent(self) -> None:
         """Ask workers to drop queued tasks of this run (best effort: a stop, not a purge)."""
@@ -351,4 +672,4 @@ def make_executor(
         return LocalExecutor(workers, routing_url)
     if kind == "celery":
         return CeleryExecutor(broker=broker, queue=queue)
-    raise ExecutorError(f"unknown executor '{kind}': use inline, local or celery")
+    raise ExecutorConfigError(f"unknown executor '{kind}': use inline, local or celery")

@@ -22,7 +22,7 @@ import numpy as np
 from arena.ratings import GameTable, ratings_table
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import DEFAULT_DB
-from arena.tournament.store import ResultStore, StoreError
+from arena.tournament.store import ResultStore, StoreError, StoreUnavailable
 
 BOOTSTRAP = 200
 
@@ -218,8 +218,11 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     if args.bootstrap < 0:
         parser.error("--bootstrap must be 0 or more")
     try:
-        with ResultStore(args.db) as store:
+        with ResultStore(args.db, create=False) as store:
             records = load_records(store, args.tournament)
+    except StoreUnavailable as exc:
+        print(f"arena leaderboard: {exc}", file=sys.stderr)
+        return 3
     except StoreError as exc:
         print(f"arena leaderboard: {exc}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ from arena.tournament.leaderboard import (
 )
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import DEFAULT_DB
-from arena.tournament.store import ResultStore, StoreError, TournamentInfo
+from arena.tournament.store import ResultStore, StoreError, StoreUnavailable, TournamentInfo
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:960px;
@@ -209,8 +209,11 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help="bootstrap replicates")
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
-        with ResultStore(args.db) as store:
+        with ResultStore(args.db, create=False) as store:
             text = render_report(store, args.tournament, n_bootstrap=args.bootstrap)
+    except StoreUnavailable as exc:
+        print(f"arena report: {exc}", file=sys.stderr)
+        return 3
     except StoreError as exc:
         print(f"arena report: {exc}", file=sys.stderr)
         return 2

@@ -318,10 +318,12 @@ class ResultStore:
         try:
             conn_pg = psycopg.connect(self._target, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
-            raise _PgConnectError(
-                f"cannot connect to the results store {redact_url(self._target)}: "
-                f"{_first_line(exc)}"
-            ) from exc
+            what = f"cannot connect to the results store {redact_url(self._target)}"
+            if _is_transient(exc):
+                raise _PgConnectError(
+                    f"{what}: {_first_line(exc)} (is PostgreSQL running? check --db)"
+                ) from exc
+            raise StoreError(f"{what}: {_first_line(exc)} (check --db)") from exc
         self._conn = conn_pg
         if self._schema:
             ident = sql.Identifier(self._schema)
@@ -691,7 +693,7 @@ def _plan_view(data: JSON, ftype: str) -> JSON:
     return view
 
 
-class _PgConnectError(StoreError):
+class _PgConnectError(StoreUnavailable):
     """PostgreSQL refused or did not answer a connection (may be transient)."""
 
 
