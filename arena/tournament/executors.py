@@ -310,6 +310,25 @@ class LocalExecutor(Executor):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+LOST_AFTER_ENV = "ARENA_TASK_LOST_AFTER_S"
+DEFAULT_LOST_AFTER_S = 10.0
+BROKER_RETRY_ENV = "ARENA_BROKER_RETRY_S"
+DEFAULT_BROKER_RETRY_S = 300.0
+
+
+def _env_seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ExecutorConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not value > 0:
+        raise ExecutorConfigError(f"{name} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
 #: Broker URL schemes Celery can use here (kombu transports that need no extra package).
 BROKER_SCHEMES = ("redis", "rediss", "amqp", "amqps", "pyamqp")
 
@@ -386,8 +405,8 @@ class CeleryExecutor(Executor):
         poll_s: float = 0.25,
         ping_timeout: float = 2.0,
         window: int = 2000,
-        lost_after_s: float = 10.0,
-        broker_retry_s: float = 300.0,
+        lost_after_s: float | None = None,
+        broker_retry_s: float | None = None,
     ) -> None:
         from workers.app import make_app, settings
 
@@ -400,8 +419,16 @@ class CeleryExecutor(Executor):
         self.window = max(1, window)
         self.poll_s = poll_s
         self.ping_timeout = ping_timeout
-        self.lost_after_s = lost_after_s
-        self.broker_retry_s = broker_retry_s
+        self.lost_after_s = (
+            _env_seconds(LOST_AFTER_ENV, DEFAULT_LOST_AFTER_S)
+            if lost_after_s is None
+            else lost_after_s
+        )
+        self.broker_retry_s = (
+            _env_seconds(BROKER_RETRY_ENV, DEFAULT_BROKER_RETRY_S)
+            if broker_retry_s is None
+            else broker_retry_s
+        )
         self.resent = 0
         self._sent: dict[str, str] = {}  # match id -> task id, for matches without a result
         self._sent_at: dict[str, float] = {}
@@ -474,12 +501,19 @@ class CeleryExecutor(Executor):
         self._sent_at[m.match_id] = time.monotonic()
 
     def queued(self) -> int | None:
-        """Messages waiting in the queue, or None when the broker cannot say."""
+        """Messages waiting in the queue, or None when the broker cannot say.
+
+        The queue is declared (idempotent) rather than looked up: a Redis that restarted
+        has lost its bindings too, and a task sent to an exchange with no binding would
+        vanish; declaring puts the binding back before anything is sent again.
+        """
         try:
             with self.app.connection_for_write() as conn:
                 conn.ensure_connection(max_retries=1, timeout=2)
-                ok = conn.default_channel.queue_declare(queue=self.queue, passive=True)
-                return int(ok.message_count)
+                queue = self.app.amqp.queues[self.queue].bind(conn.default_channel)
+                queue.declare()
+                _, count, _ = queue.queue_declare()
+                return int(count)
         except Exception as exc:
             log.debug("queue length unknown: %s", exc)
             return None
