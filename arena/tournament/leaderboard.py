@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -208,7 +209,11 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="arena leaderboard", description="Show ratings with 95% intervals from stored results."
     )
-    parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("ARENA_DB_URL") or DEFAULT_DB,
+        help=f"results database (default $ARENA_DB_URL, else {DEFAULT_DB})",
+    )
     parser.add_argument("--tournament", "-t", help="one tournament (default: all in the database)")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON")

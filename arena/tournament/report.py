@@ -11,6 +11,7 @@ import datetime as _dt
 import html
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -201,7 +202,11 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="arena report", description="Write an HTML report (ratings plot, tables) of results."
     )
-    parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("ARENA_DB_URL") or DEFAULT_DB,
+        help=f"results database (default $ARENA_DB_URL, else {DEFAULT_DB})",
+    )
     parser.add_argument("--tournament", "-t", help="one tournament (default: all)")
     parser.add_argument(
         "--out", "-o", default="report.html", help="output file (default report.html)"
