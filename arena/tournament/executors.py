@@ -160,6 +160,9 @@ class Executor:
     def close(self) -> None:
         """Release processes or connections; safe to call twice."""
 
+    def prepare(self) -> None:
+        """Check what the executor needs before the run creates anything (the broker)."""
+
     def status(self, text: str) -> None:
         if self.on_status is not None:
             self.on_status(text)
@@ -459,6 +462,10 @@ class CeleryExecutor(Executor):
                 f"cannot reach the Celery broker {self.broker_url} ({_first_line(exc)}): "
                 "start it (redis-server) or check --broker / executor.broker"
             ) from None
+
+    def prepare(self) -> None:
+        if not self._checked:
+            self.check_broker()
 
     def _broker_call(self, what: str, fn: Callable[[], Any]) -> Any:
         """Run a broker operation, retrying a lost broker with backoff (tenacity)."""

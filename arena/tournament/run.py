@@ -213,14 +213,16 @@ def run_tournament(
     tests and demos interrupt a tournament at a known point.
     """
     progress = progress or Progress(spec.name, enabled=False)
-    own_store = store is None
-    store = store or ResultStore(spec.db, on_retry=progress.set_status)
     own_executor = executor is None
+    executor = executor or build_executor(spec)
+    own_store = store is None
     try:
-        executor = executor or build_executor(spec)
+        # A broker that is not there is said before anything is created.
+        executor.prepare()
+        store = store or ResultStore(spec.db, on_retry=progress.set_status)
     except BaseException:
-        if own_store:
-            store.close()
+        if own_executor:
+            executor.close()
         raise
     executor.on_status = progress.set_status
     gauges = _metrics(spec)

@@ -32,8 +32,19 @@ class RestartableRedis:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.workdir)],
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -86,8 +97,19 @@ class PgServer:
             shutil.chown(workdir, "postgres")
             shutil.chown(self.sock, "postgres")
         subprocess.run(
-            [*self.prefix, initdb, "-D", str(self.dir), "-A", "trust", "-U", "arena",
-             "--no-sync", "-E", "UTF8"],
+            [
+                *self.prefix,
+                initdb,
+                "-D",
+                str(self.dir),
+                "-A",
+                "trust",
+                "-U",
+                "arena",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -102,9 +124,24 @@ class PgServer:
     def start(self) -> None:
         log = self.log.open("ab")
         self.proc = subprocess.Popen(
-            [*self.prefix, self.postgres, "-D", str(self.dir), "-p", str(self.port),
-             "-k", str(self.sock), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-             "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+            [
+                *self.prefix,
+                self.postgres,
+                "-D",
+                str(self.dir),
+                "-p",
+                str(self.port),
+                "-k",
+                str(self.sock),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off",
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -82,8 +82,18 @@ def scheduler(spec: Path, broker: str, log: Path) -> subprocess.Popen[bytes]:
     )
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "tournament", "run", str(spec), "--executor",
-         "celery", "--broker", broker],
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "tournament",
+            "run",
+            str(spec),
+            "--executor",
+            "celery",
+            "--broker",
+            broker,
+        ],
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
         cwd=spec.parent,
@@ -103,8 +113,13 @@ def test_redis_postgresql_and_workers_fail_and_the_tournament_finishes(
         # An hour of visibility timeout: only the scheduler's own check can recover the
         # match a killed worker held, which is what this test is about.
         w = Worker(
-            redis.url, tmp_path / f"worker-{name}.log", name=name, pool="prefork",
-            concurrency=1, visibility_timeout=3600, env=env,
+            redis.url,
+            tmp_path / f"worker-{name}.log",
+            name=name,
+            pool="prefork",
+            concurrency=1,
+            visibility_timeout=3600,
+            env=env,
         )
         workers.append(w)
         w.wait_ready()
