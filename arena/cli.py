@@ -260,6 +260,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("tournament", "arena.tournament.bench", "bench_main",
      "games/s with the local pool and with Celery workers; ratings time"),
     ("ratings", "arena.ratings.bench", "main", "ratings with CIs for many game results"),
+    ("poll", "arena.tournament.pollbench", "main",
+     "the scheduler's cost per poll at 10k, 100k and 1M results of a 1-deal tournament"),
     ("referee", "arena.referee.bench", "bench_main", "in-process decisions/s through the referee"),
 ]
 

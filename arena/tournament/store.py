@@ -475,29 +475,7 @@ class ResultStore:
         When another writer got there first, the row returned is theirs, read back
         (``with_replay=False`` skips reading its replay).
         """
-        values = (
-            rec.match_id,
-            rec.tournament,
-            rec.index,
-            rec.group,
-            rec.round,
-            _dump(rec.players),
-            _dump(rec.bots),
-            rec.seed,
-            rec.status,
-            _dump(rec.scores),
-            _dump(rec.ranks),
-            rec.deals,
-            _dump(rec.timeouts),
-            _dump(rec.illegal),
-            _dump(rec.strikes),
-            _dump(rec.seat_stats),
-            rec.forfeit_seat,
-            rec.duration_s,
-            rec.finished_at,
-            rec.worker,
-            None if rec.replay is None else pack_replay(rec.replay),
-        )
+        values = _values(rec)
         placeholders = ", ".join("?" for _ in _COLUMNS)
         rows = self._execute(
             f"INSERT INTO matches ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
@@ -510,6 +488,33 @@ class ResultStore:
         stored = self.get(rec.match_id, with_replay=with_replay)
         assert stored is not None
         return stored, False
+
+    def insert_results(self, recs: Sequence[ResultRecord]) -> None:
+        """Insert many rows at once, each only if absent (imports, benchmarks)."""
+        placeholders = ", ".join("?" for _ in _COLUMNS)
+        stmt = self._sql(
+            f"INSERT INTO matches ({', '.join(_COLUMNS)}) VALUES ({placeholders}) "
+            "ON CONFLICT (match_id) DO NOTHING"
+        )
+        rows = [_values(r) for r in recs]
+
+        def write() -> None:
+            if self._conn is None:
+                self._connect()
+            if self.kind == "sqlite":
+                self._conn.execute("BEGIN")
+                try:
+                    self._conn.executemany(stmt, rows)
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+            else:
+                with self._conn.transaction(), self._conn.cursor() as cur:
+                    cur.executemany(stmt, rows)
+
+        with self._lock:
+            self._retrying(write)
 
     # -- round plans (league) ------------------------------------------------------------
 
@@ -656,6 +661,32 @@ def unpack_replay(data: bytes | memoryview) -> JSON:
     text = _zstd()[1].decompress(raw) if raw[:4] == _ZSTD_MAGIC else zlib.decompress(raw)
     replay: JSON = json.loads(text.decode("utf-8"))
     return replay
+
+
+def _values(rec: ResultRecord) -> tuple[Any, ...]:
+    return (
+        rec.match_id,
+        rec.tournament,
+        rec.index,
+        rec.group,
+        rec.round,
+        _dump(rec.players),
+        _dump(rec.bots),
+        rec.seed,
+        rec.status,
+        _dump(rec.scores),
+        _dump(rec.ranks),
+        rec.deals,
+        _dump(rec.timeouts),
+        _dump(rec.illegal),
+        _dump(rec.strikes),
+        _dump(rec.seat_stats),
+        rec.forfeit_seat,
+        rec.duration_s,
+        rec.finished_at,
+        rec.worker,
+        None if rec.replay is None else pack_replay(rec.replay),
+    )
 
 
 def _record(cols: Sequence[str], row: Sequence[Any]) -> ResultRecord:
