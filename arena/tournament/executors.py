@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import dataclasses
 import logging
 import multiprocessing
 import os
@@ -100,23 +101,69 @@ def storable(rec: ResultRecord) -> bool:
     return rec.status != "aborted"
 
 
+def _light_row(rec: ResultRecord) -> JSON:
+    """A stored row without its replay, as plain data (it crosses a process boundary)."""
+    return dataclasses.asdict(dataclasses.replace(rec, replay=None))
+
+
 def play_and_store(match_json: str | JSON, db_url: str, routing_url: str | None = None) -> JSON:
     """Play a match unless the store already has it, then write it once.
 
     This is the body of the Celery task, kept here so it can be called and tested without
-    Celery.  Returns a small summary with ``played`` (this call played the match) and
-    ``written`` (this call's row is the stored one).
+    Celery.  Returns a small summary with ``played`` (this call played the match),
+    ``written`` (this call's row is the stored one) and ``row`` (the stored row without
+    its replay, None for an aborted match), so the local pool's parent need not read it
+    back.
     """
     match = ScheduledMatch.loads(match_json)
     store = shared_store(db_url)
     existing = store.get(match.match_id)
     if existing is not None:
-        return {**existing.summary_json(), "played": False, "written": False}
+        return {
+            **existing.summary_json(), "played": False, "written": False,
+            "row": _light_row(existing),
+        }  # fmt: skip
     rec = play_record(match, routing_url)
     if not storable(rec):
-        return {**rec.summary_json(), "played": True, "written": False}
+        return {**rec.summary_json(), "played": True, "written": False, "row": None}
     stored, wrote = store.insert_result(rec, with_replay=False)
-    return {**stored.summary_json(), "played": True, "written": wrote}
+    return {**stored.summary_json(), "played": True, "written": wrote, "row": _light_row(stored)}
+
+
+def play_and_store_many(
+    matches_json: Sequence[str | JSON],
+    db_url: str,
+    routing_url: str | None = None,
+    on_failure: Callable[[ScheduledMatch, Exception], None] | None = None,
+) -> JSON:
+    """Several matches in one task: each played unless stored, each written once.
+
+    Short matches (a 1-deal game takes milliseconds) cost less than a broker round trip,
+    so the Celery scheduler sends them in chunks.  A match that raises is handed to
+    ``on_failure`` (the worker records it) and the others are still played; a lost store
+    (:class:`StoreUnavailable`) ends the chunk, which is safe to play again.
+    """
+    matches = [ScheduledMatch.loads(m) for m in matches_json]
+    store = shared_store(db_url)
+    done = store.done_among([m.match_id for m in matches])
+    played = written = 0
+    failed: list[int] = []
+    for m in matches:
+        if m.match_id in done:
+            continue
+        try:
+            rec = play_record(m, routing_url)
+        except Exception as exc:
+            if on_failure is None:
+                raise
+            on_failure(m, exc)
+            failed.append(m.index)
+            continue
+        played += 1
+        if storable(rec):
+            _, wrote = store.insert_result(rec, with_replay=False)
+            written += int(wrote)
+    return {"matches": len(matches), "played": played, "written": written, "failed": failed}
 
 
 def _play_in_subprocess(match_json: str, db_url: str, routing_url: str | None) -> JSON:
@@ -271,9 +318,9 @@ class LocalExecutor(Executor):
                             f"match {m.index} ({m.match_id}) failed: {exc}"
                         ) from exc
                     broken = 0
-                    stored = store.get(m.match_id)
-                    if stored is not None:  # None: the match was aborted, not a result
-                        on_result(stored)
+                    row = fut.result().get("row")
+                    if row is not None:  # None: the match was aborted, not a result
+                        on_result(ResultRecord(**row))
                 if lost:
                     broken += 1
                     if broken > self.MAX_POOL_RESTARTS:
@@ -378,7 +425,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 class CeleryExecutor(Executor):
-    """Sends each match as a ``workers.tasks.play_match`` task; watches the store for results.
+    """Sends matches as ``workers.tasks`` tasks; watches the store for results.
 
     Completion is read from the results store, not from Celery's result backend: a task
     re-delivered after a worker died still ends as one row, and the scheduler need not
@@ -388,6 +435,11 @@ class CeleryExecutor(Executor):
     task of the stopped run.  At most ``window`` matches are queued at a time and more are
     sent as results arrive, so a huge tournament neither fills the broker's memory nor
     leaves much to revoke on a stop.
+
+    Short matches travel in chunks: once results show how long a match takes, each task
+    carries about ``task_s`` seconds of matches (at most ``max_chunk``), so a 1-deal game
+    of a few milliseconds does not pay a broker round trip of its own.  ``chunk`` fixes
+    the size instead (1: a task per match).
 
     Tasks can be lost: a Redis restart without persistence empties the queue, a worker
     killed outright holds its message until the visibility timeout.  When matches sent
@@ -400,6 +452,7 @@ class CeleryExecutor(Executor):
 
     name = "celery"
     TASK = "workers.tasks.play_match"
+    TASK_MANY = "workers.tasks.play_matches"
 
     def __init__(
         self,
@@ -410,6 +463,9 @@ class CeleryExecutor(Executor):
         window: int = 2000,
         lost_after_s: float | None = None,
         broker_retry_s: float | None = None,
+        chunk: int | None = None,
+        task_s: float = 0.2,
+        max_chunk: int = 64,
     ) -> None:
         from workers.app import make_app, settings
 
@@ -432,8 +488,13 @@ class CeleryExecutor(Executor):
             if broker_retry_s is None
             else broker_retry_s
         )
+        self.fixed_chunk = chunk
+        self.task_s = task_s
+        self.max_chunk = max(1, max_chunk)
         self.resent = 0
-        self._sent: dict[str, str] = {}  # match id -> task id, for matches without a result
+        self._match_s: float | None = None  # running mean of a match's duration
+        self._sent: dict[str, list[str]] = {}  # task id -> its matches still without result
+        self._task_of: dict[str, str] = {}  # match id -> task id
         self._sent_at: dict[str, float] = {}
         self._suspects: set[str] = set()
         self._checked = False
@@ -442,6 +503,18 @@ class CeleryExecutor(Executor):
     @property
     def broker_url(self) -> str:
         return redact_url(str(self.app.conf.broker_url))
+
+    def chunk_size(self) -> int:
+        """Matches per task now: fixed, or about ``task_s`` seconds of them."""
+        if self.fixed_chunk is not None:
+            return max(1, self.fixed_chunk)
+        if not self._match_s:
+            return 1
+        return max(1, min(self.max_chunk, int(self.task_s / max(self._match_s, 1e-4))))
+
+    def _observe(self, rec: ResultRecord) -> None:
+        d = max(0.0, float(rec.duration_s))
+        self._match_s = d if self._match_s is None else 0.9 * self._match_s + 0.1 * d
 
     def workers_alive(self, *, limit: int | None = None) -> int:
         """Workers answering a ping; with ``limit`` it returns as soon as that many did."""
@@ -496,16 +569,39 @@ class CeleryExecutor(Executor):
                 "kept: start the broker and run the same command again"
             ) from None
 
-    def _send(self, m: ScheduledMatch, db_url: str) -> None:
-        task_id = f"{m.match_id}-{uuid.uuid4().hex[:12]}"
+    def _send(self, ms: Sequence[ScheduledMatch], db_url: str) -> None:
+        """One task for ``ms`` (a single match goes as ``play_match``)."""
+        task_id = f"{ms[0].match_id}-{uuid.uuid4().hex[:12]}"
+        args: list[Any]
+        if len(ms) == 1:
+            name, args = self.TASK, [ms[0].dumps(), db_url]
+        else:
+            name, args = self.TASK_MANY, [[m.dumps() for m in ms], db_url]
         self._broker_call(
             "take a match",
-            lambda: self.app.send_task(
-                self.TASK, args=[m.dumps(), db_url], queue=self.queue, task_id=task_id
-            ),
+            lambda: self.app.send_task(name, args=args, queue=self.queue, task_id=task_id),
         )
-        self._sent[m.match_id] = task_id
-        self._sent_at[m.match_id] = time.monotonic()
+        now = time.monotonic()
+        ids = [m.match_id for m in ms]
+        for mid in ids:
+            old = self._task_of.get(mid)
+            if old is not None and old in self._sent:
+                self._sent[old] = [x for x in self._sent[old] if x != mid]
+                if not self._sent[old]:
+                    del self._sent[old]
+            self._task_of[mid] = task_id
+            self._sent_at[mid] = now
+        self._sent[task_id] = ids
+
+    def _forget(self, mid: str) -> None:
+        task = self._task_of.pop(mid, None)
+        self._sent_at.pop(mid, None)
+        if task is not None and task in self._sent:
+            rest = [x for x in self._sent[task] if x != mid]
+            if rest:
+                self._sent[task] = rest
+            else:
+                del self._sent[task]
 
     def queued(self) -> int | None:
         """Messages waiting in the queue, or None when the broker cannot say.
@@ -541,7 +637,7 @@ class CeleryExecutor(Executor):
             for tasks in replies.values():
                 for task in tasks or ():
                     tid = str(task.get("id", ""))
-                    held.add(tid.rsplit("-", 1)[0])
+                    held.update(self._sent.get(tid, ()))
         return held
 
     def poll(self, store: ResultStore, tournament: str) -> list[ResultRecord]:
@@ -577,6 +673,7 @@ class CeleryExecutor(Executor):
                     self.broker_url,
                 )
         self._sent = {}
+        self._task_of = {}
         self._sent_at = {}
         self._suspects = set()
         store.clear_failures(tournament)
@@ -586,30 +683,29 @@ class CeleryExecutor(Executor):
         last_progress = time.monotonic()
         last_check = 0.0
 
-        def deliver(ids: set[str]) -> None:
+        def deliver(recs: Sequence[ResultRecord]) -> None:
             nonlocal last_progress
-            for mid in sorted(ids, key=lambda i: by_id[i].index):
-                waiting.discard(mid)
-                self._sent.pop(mid, None)
-                self._sent_at.pop(mid, None)
-                rec = store.get(mid)
-                if rec is not None:
-                    on_result(rec)
-            if ids:
+            fresh = sorted((r for r in recs if r.match_id in waiting), key=lambda r: r.index)
+            for rec in fresh:
+                waiting.discard(rec.match_id)
+                self._forget(rec.match_id)
+                self._observe(rec)
+                on_result(rec)
+            if fresh:
                 last_progress = time.monotonic()
-                self._suspects -= ids
+                self._suspects -= {r.match_id for r in fresh}
                 self.status("")
 
         try:
             while pos < len(todo) or waiting:
                 while pos < len(todo) and len(waiting) < self.window:
-                    m = todo[pos]
-                    pos += 1
-                    self._send(m, db_url)
-                    waiting.add(m.match_id)
+                    n = min(self.chunk_size(), len(todo) - pos, self.window - len(waiting))
+                    chunk = todo[pos : pos + max(1, n)]
+                    pos += len(chunk)
+                    self._send(chunk, db_url)
+                    waiting.update(m.match_id for m in chunk)
                 time.sleep(self.poll_s)
-                arrived = {r.match_id for r in self.poll(store, tournament)} & waiting
-                deliver(arrived)
+                deliver(self.poll(store, tournament))
                 failed = {k: v for k, v in store.failures(tournament).items() if k in waiting}
                 if failed:
                     mid, (error, worker) = min(failed.items(), key=lambda kv: by_id[kv[0]].index)
@@ -632,11 +728,13 @@ class CeleryExecutor(Executor):
         waiting: set[str],
         by_id: dict[str, ScheduledMatch],
         db_url: str,
-        deliver: Callable[[set[str]], None],
+        deliver: Callable[[Sequence[ResultRecord]], None],
         idle: float,
     ) -> None:
         """No result for a while: find stragglers in the store, then lost tasks; resend those."""
-        deliver(store.done_among(sorted(waiting)) & waiting)
+        stragglers = store.done_among(sorted(waiting)) & waiting
+        if stragglers:
+            deliver([r for r in (store.get(mid) for mid in stragglers) if r is not None])
         if not waiting:
             return
         now = time.monotonic()
@@ -649,11 +747,11 @@ class CeleryExecutor(Executor):
             alive = self.workers_alive(limit=1)
             if alive == 0:
                 self.status(
-                    f"waiting for a Celery worker: {queued} matches queued on {self.broker_url}, "
+                    f"waiting for a Celery worker: {queued} tasks queued on {self.broker_url}, "
                     "no worker answers (start one: arena worker)"
                 )
             else:
-                self.status(f"no result for {idle:.0f}s; {queued} matches queued, workers busy")
+                self.status(f"no result for {idle:.0f}s; {queued} tasks queued, workers busy")
             return
         if not old:
             return
@@ -679,8 +777,10 @@ class CeleryExecutor(Executor):
             len(confirmed),
         )
         self.status(f"sent {len(confirmed)} lost match(es) again")
-        for mid in sorted(confirmed, key=lambda i: by_id[i].index):
-            self._send(by_id[mid], db_url)
+        again = sorted((by_id[mid] for mid in confirmed), key=lambda m: m.index)
+        size = self.chunk_size()
+        for i in range(0, len(again), size):
+            self._send(again[i : i + size], db_url)
         self.resent += len(confirmed)
 
     def revoke_sent(self) -> None:
@@ -688,7 +788,7 @@ class CeleryExecutor(Executor):
         if not self._sent:
             return
         try:
-            self.app.control.revoke(list(self._sent.values()))
+            self.app.control.revoke(list(self._sent))
         except Exception as exc:  # the broker may be the reason we are stopping
             log.warning("could not revoke queued tasks: %s", exc)
         self._sent = {}

@@ -51,9 +51,10 @@ def test_gateway_sdk_and_node_bot_use_the_same_keepalive_settings() -> None:
     permit = "grpc.keepalive_permit_without_calls"
     assert python[permit] == node[permit] == 1
     # Clients ping at half the rate the gateway accepts: a late timer is never a strike.
-    assert python["grpc.keepalive_time_ms"] >= 2 * server[
-        "grpc.http2.min_ping_interval_without_data_ms"
-    ]
+    assert (
+        python["grpc.keepalive_time_ms"]
+        >= 2 * server["grpc.http2.min_ping_interval_without_data_ms"]
+    )
     assert server["grpc.http2.max_ping_strikes"] >= 1
     # The option the gateway's accepted rate goes by (a misspelt one is silently ignored).
     assert "grpc.http2.min_recv_ping_interval_without_data_ms" not in server
@@ -62,8 +63,9 @@ def test_gateway_sdk_and_node_bot_use_the_same_keepalive_settings() -> None:
     assert node_options(scaled) == {
         k: v for k, v in sdk.keepalive_channel_options(INTERVAL_MS) if k in node_options({})
     }
-    assert dict(server_app.keepalive_options(INTERVAL_MS))["grpc.keepalive_timeout_ms"] == (
-        dict(sdk.keepalive_channel_options(INTERVAL_MS))["grpc.keepalive_timeout_ms"]
+    assert (
+        dict(server_app.keepalive_options(INTERVAL_MS))["grpc.keepalive_timeout_ms"]
+        == (dict(sdk.keepalive_channel_options(INTERVAL_MS))["grpc.keepalive_timeout_ms"])
     )
 
 

@@ -166,13 +166,17 @@ def test_docker_compose_config_when_available(tmp_path: Path) -> None:
     env_file.write_text("".join(f"{k}={v}\n" for k, v in FILLED.items()))
     ok = subprocess.run(
         [docker, "compose", "-f", str(COMPOSE), "--env-file", str(env_file), "config", "-q"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert ok.returncode == 0, ok.stderr
     empty = tmp_path / "empty.env"
     empty.write_text("")
     refused = subprocess.run(
         [docker, "compose", "-f", str(COMPOSE), "--env-file", str(empty), "config", "-q"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert refused.returncode != 0 and "POSTGRES_PASSWORD" in refused.stderr + refused.stdout
