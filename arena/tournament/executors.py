@@ -453,6 +453,7 @@ class CeleryExecutor(Executor):
     name = "celery"
     TASK = "workers.tasks.play_match"
     TASK_MANY = "workers.tasks.play_matches"
+    PROBE = 8
 
     def __init__(
         self,
@@ -698,8 +699,12 @@ class CeleryExecutor(Executor):
 
         try:
             while pos < len(todo) or waiting:
-                while pos < len(todo) and len(waiting) < self.window:
-                    n = min(self.chunk_size(), len(todo) - pos, self.window - len(waiting))
+                # Until a result tells how long a match takes, send a few single ones:
+                # the rest of the window then goes in chunks of the right size.
+                sizing = self.fixed_chunk is None and self._match_s is None
+                limit = min(self.window, self.PROBE) if sizing else self.window
+                while pos < len(todo) and len(waiting) < limit:
+                    n = min(self.chunk_size(), len(todo) - pos, limit - len(waiting))
                     chunk = todo[pos : pos + max(1, n)]
                     pos += len(chunk)
                     self._send(chunk, db_url)
