@@ -232,23 +232,11 @@ def run_tournament(
     try:
         store.register_tournament(spec)
         fmt: Format = make_format(spec, store)
-        cursor = store.position(spec.name)
         done: dict[str, ResultRecord] | _IdsOnly
-        if isinstance(fmt, FixedFormat) and tally is None:
-            done = _IdsOnly(store, store.done_ids(spec.name))
-        else:
-            done = store.results(spec.name)
-            if tally is not None:
-                for rec in done.values():
-                    tally.add(rec)
-            if isinstance(fmt, FixedFormat):
-                done = _IdsOnly(store, set(done))
+        done = _IdsOnly(store, set()) if isinstance(fmt, FixedFormat) else {}
+        cursor = 0
         total = fmt.planned_total()
         max_total = getattr(fmt, "max_total", None)
-        progress.start(
-            total if total is not None else (max_total() if max_total else None), len(done)
-        )
-        already = len(done)
         if gauges and total is not None:
             gauges[0].set(total)  # type: ignore[attr-defined]
         last_published = time.monotonic()
@@ -265,6 +253,22 @@ def run_tournament(
             if tally is not None:
                 tally.add(rec)
             return True
+
+        def catch_up() -> None:
+            """Read what arrived since ``cursor``, a page at a time (memory stays bounded)."""
+            nonlocal cursor
+            while True:
+                recs, cursor = store.changes(spec.name, cursor, limit=20_000)
+                for rec in recs:
+                    remember(rec)
+                if not recs:
+                    break
+
+        catch_up()
+        already = len(done)
+        progress.start(
+            total if total is not None else (max_total() if max_total else None), already
+        )
 
         def publish() -> None:
             if gauges and tally is not None:
@@ -299,13 +303,14 @@ def run_tournament(
                     continue
                 todo = [m for m in batch if m.match_id not in done]
                 executor.run(todo, store, on_result)
-                # Rows the executor did not report (another scheduler, a straggler).
-                while True:
-                    recs, cursor = store.changes(spec.name, cursor)
-                    for rec in recs:
+                # Rows the executor did not report (another scheduler, a row that became
+                # visible out of order): without them the same batch would come back.
+                catch_up()
+                missing = [m.match_id for m in todo if m.match_id not in done]
+                for mid in sorted(store.done_among(missing)):
+                    rec = store.get(mid)
+                    if rec is not None:
                         remember(rec)
-                    if not recs:
-                        break
                 publish()
         except _Enough:
             pass
