@@ -178,7 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, help="processes of the local pool (override the spec)")
     run.add_argument("--db", help="results database URL or file (override the spec)")
     run.add_argument("--broker", help="Celery broker URL (override the spec)")
-    run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress bar (waits are still said)"
+    )
     run.add_argument(
         "--max-matches", type=int, help="stop after playing this many matches (resume later)"
     )

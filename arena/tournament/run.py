@@ -53,6 +53,7 @@ class Progress:
         *,
         enabled: bool = True,
         interval: float = 5.0,
+        quiet_notes: bool = True,
     ) -> None:
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
@@ -65,15 +66,26 @@ class Progress:
         self.played = 0
         self.started = time.monotonic()
         self.waiting = ""
+        self.quiet_notes = quiet_notes
         self._last = 0.0
         self._lock = threading.Lock()
 
     def set_status(self, text: str) -> None:
-        """What the run waits for (a lost store, a broker, a worker); "" clears it."""
+        """What the run waits for (a lost store, a broker, a worker); "" clears it.
+
+        Without a progress line (``--quiet``) each new state is still one line: a run
+        nobody watches is read from its log afterwards, and "waiting for X" is the line
+        that explains a gap.
+        """
         with self._lock:
             if text == self.waiting:
                 return
             self.waiting = text
+            if not self.enabled:
+                if text and self.quiet_notes:
+                    self.stream.write(f"{self.label}: {text}\n")
+                    self.stream.flush()
+                return
             self._draw(force=bool(text))
 
     def start(self, total: int | None, already: int) -> None:
@@ -212,7 +224,7 @@ def run_tournament(
     ``max_matches`` stops after that many matches were played in this run, which is how
     tests and demos interrupt a tournament at a known point.
     """
-    progress = progress or Progress(spec.name, enabled=False)
+    progress = progress or Progress(spec.name, enabled=False, quiet_notes=False)
     own_executor = executor is None
     executor = executor or build_executor(spec)
     own_store = store is None

@@ -393,7 +393,8 @@ class ResultStore:
                 f"results store {self.display_url} unreachable ({_first_line(exc)}); "
                 f"retrying for {left:.0f}s more"
             )
-            log.warning("%s", line)
+            # The hook (a progress line) shows it; without one, the log is all there is.
+            log.log(logging.INFO if self.on_retry else logging.WARNING, "%s", line)
             if self.on_retry is not None:
                 with contextlib.suppress(Exception):
                     self.on_retry(line)
