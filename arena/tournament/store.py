@@ -320,9 +320,11 @@ class ResultStore:
         except psycopg.Error as exc:
             what = f"cannot connect to the results store {redact_url(self._target)}"
             if _is_transient(exc):
-                raise _PgConnectError(
+                err = _PgConnectError(
                     f"{what}: {_first_line(exc)} (is PostgreSQL running? check --db)"
-                ) from exc
+                )
+                err.reason = _first_line(exc).rsplit("failed: ", 1)[-1]
+                raise err from exc
             raise StoreError(f"{what}: {_first_line(exc)} (check --db)") from exc
         self._conn = conn_pg
         if self._schema:
@@ -728,6 +730,8 @@ def _plan_view(data: JSON, ftype: str) -> JSON:
 class _PgConnectError(StoreUnavailable):
     """PostgreSQL refused or did not answer a connection (may be transient)."""
 
+    reason = ""
+
 
 #: Connection failures that no waiting can fix: a typo in the URL, a wrong password.
 _PERMANENT_HINTS = (
@@ -743,6 +747,8 @@ _PERMANENT_HINTS = (
 
 
 def _first_line(exc: BaseException | None) -> str:
+    if isinstance(exc, _PgConnectError) and exc.reason:
+        return exc.reason  # the retry line names the store already
     text = str(exc).strip() if exc is not None else ""
     return text.splitlines()[0] if text else type(exc).__name__
 
