@@ -24,6 +24,7 @@ from typing import Any
 
 from arena.engine import NotationError, parse_action
 from arena.proto.thousand.v1 import bot_pb2
+from arena.referee.clock import BotClock, PlatformError
 from arena.referee.types import JSON, DecisionRequest
 from arena.server import convert
 
@@ -57,8 +58,24 @@ class Pending:
     request: DecisionRequest
     legal: frozenset[str]
     future: asyncio.Future[str]
-    sent_at: float
+    clock: BotClock
     connection: Connection | None = None
+    #: Waits for an instance to connect when none could take the request at once.
+    waiter: asyncio.Task[None] | None = None
+
+
+class Outgoing:
+    """A decision request on its way down a bot's stream, with the clock it starts.
+
+    The bot's time starts when the stream takes the request, not when the referee asked:
+    a request queued behind other messages (a busy gateway) costs the bot nothing.
+    """
+
+    __slots__ = ("clock", "message")
+
+    def __init__(self, message: bot_pb2.PlayResponse, clock: BotClock) -> None:
+        self.message = message
+        self.clock = clock
 
 
 @dataclass(eq=False)
@@ -70,17 +87,21 @@ class Connection:
     version: str
     max_matches: int
     wants_events: bool = True
-    outbox: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
+    outbox: asyncio.Queue[bot_pb2.PlayResponse | Outgoing | None] = field(
+        default_factory=asyncio.Queue
+    )
     matches: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
     closed: bool = False
     kicked_reason: str | None = None
+    #: Set when the gateway sends its bots away to another gateway (UNAVAILABLE).
+    shed_reason: str | None = None
     failure: str | None = None
 
     def has_room(self) -> bool:
         return self.max_matches <= 0 or len(self.matches) < self.max_matches
 
-    def send(self, message: bot_pb2.PlayResponse) -> None:
+    def send(self, message: bot_pb2.PlayResponse | Outgoing) -> None:
         if not self.closed:
             self.outbox.put_nowait(message)
 
@@ -93,14 +114,20 @@ class BotHub:
         self._pending: dict[str, Pending] = {}
         self._bindings: dict[tuple[str, str], Connection] = {}
         self._last_event: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self._next_sequence: dict[tuple[str, str], int] = {}
+        self._ended: set[tuple[str, str]] = set()
         self._encoders: dict[tuple[str, str], convert.EventEncoder] = {}
         self._waiters: dict[str, asyncio.Event] = {}
         self._ids = itertools.count(1)
         self._round_robin = itertools.count()
         self._versions: dict[str, str] = {}
-        #: Called with (bot, request id, outcome, seconds since sent, bot's think time in
-        #: microseconds) for every answer that reached a waiting request; for statistics.
-        self.on_answer: Callable[[str, str, Outcome, float, int], None] | None = None
+        #: Called with (bot, request id, outcome, the decision's clock, the bot's own
+        #: think time in microseconds) for every answer that reached a waiting request;
+        #: for statistics and benchmarks.
+        self.on_answer: Callable[[str, str, Outcome, BotClock, int], None] | None = None
+        #: Called with the platform delay (seconds) of every answered request: the load
+        #: signal of admission control.
+        self.on_delay: Callable[[float], None] | None = None
         #: Called with (bot, instances now connected) whenever an instance comes or goes, so
         #: that work tied to a bot being present (Redis routing) starts and stops with it.
         self.instance_listeners: list[Callable[[str, int], None]] = []
@@ -132,6 +159,11 @@ class BotHub:
         for key in [k for k, c in self._bindings.items() if c is conn]:
             del self._bindings[key]
         conn.matches.clear()
+        for request_id in conn.pending:
+            pending = self._pending.get(request_id)
+            if pending is not None:
+                # Requests it never got run on the bot's clock from now: the bot left.
+                pending.clock.start()
         if removed:
             self._notify(conn.bot)
 
@@ -146,6 +178,22 @@ class BotHub:
         for conn in conns:
             conn.kicked_reason = reason
             conn.outbox.put_nowait(None)
+            self.disconnect(conn)
+        return len(conns)
+
+    def shed(self, reason: str) -> int:
+        """End every session with UNAVAILABLE: the gateway is stopping and its bots should
+        reconnect to another gateway; how many sessions there were."""
+        conns = [c for conns in self._connections.values() for c in conns]
+        for conn in conns:
+            conn.shed_reason = reason
+            conn.outbox.put_nowait(None)
+            # Questions in flight were the platform's to lose: the referee asks them again,
+            # through another gateway, instead of timing the bot out.
+            for request_id in list(conn.pending):
+                pending = self._pending.get(request_id)
+                if pending is not None and not pending.future.done():
+                    pending.future.set_exception(PlatformError(reason))
             self.disconnect(conn)
         return len(conns)
 
@@ -199,6 +247,8 @@ class BotHub:
         for key in [k for k in self._last_event if k[1] == match_id]:
             self._encoders.pop(key, None)
             self._last_event.pop(key, None)
+            self._next_sequence.pop(key, None)
+            self._ended.discard(key)
 
     def forget(
         self, bot: str, match_id: str, *, if_last: Mapping[str, Any] | None = None
@@ -211,6 +261,8 @@ class BotHub:
             return
         self._last_event.pop(key, None)
         self._encoders.pop(key, None)
+        self._next_sequence.pop(key, None)
+        self._ended.discard(key)
         conn = self._bindings.pop(key, None)
         if conn is not None:
             conn.matches.discard(match_id)
@@ -218,11 +270,16 @@ class BotHub:
 
     # --- decisions --------------------------------------------------------------------
 
-    async def decide(self, bot: str, request: DecisionRequest) -> str:
-        """Send a request to an instance of ``bot`` and wait for the answer text.
+    def submit(
+        self, bot: str, request: DecisionRequest, clock: BotClock | None = None
+    ) -> asyncio.Future[str]:
+        """Send a request to an instance of ``bot``; the future gets the answer text.
 
-        The caller owns the clock: it cancels this coroutine when time is up. Without a
-        connected instance the request waits for one to connect.
+        The caller owns the clock: it cancels the future when time is up. ``clock`` is
+        started when the request is written to the bot's stream (or at once when no
+        instance of the bot is connected: waiting for an absent bot is the bot's time) and
+        stopped when the answer is read. Without a connected instance the request waits
+        for one to connect.
         """
         if request.request_id in self._pending:
             raise ValueError(f"request id {request.request_id!r} is already pending")
@@ -232,22 +289,50 @@ class BotHub:
             request=request,
             legal=frozenset(request.legal),
             future=loop.create_future(),
-            sent_at=0.0,
+            clock=clock if clock is not None else BotClock(),
         )
         self._pending[request.request_id] = pending
-        try:
-            conn = await self._instance_for(bot, request.match_id)
-            pending.connection = conn
-            pending.sent_at = time.perf_counter()
-            conn.pending.add(request.request_id)
-            conn.send(
-                bot_pb2.PlayResponse(decision_request=convert.decision_request_to_proto(request))
+        pending.future.add_done_callback(lambda _f: self._settle(pending))
+        conn = self._pick(bot, request.match_id)
+        if conn is None:
+            pending.clock.start()
+            pending.waiter = loop.create_task(self._deliver_later(pending))
+        else:
+            self._deliver(pending, conn)
+        return pending.future
+
+    async def decide(
+        self, bot: str, request: DecisionRequest, clock: BotClock | None = None
+    ) -> str:
+        """:meth:`submit` and wait; cancelling the caller withdraws the request."""
+        return await self.submit(bot, request, clock)
+
+    def _deliver(self, pending: Pending, conn: Connection) -> None:
+        pending.connection = conn
+        conn.pending.add(pending.request.request_id)
+        conn.send(
+            Outgoing(
+                bot_pb2.PlayResponse(
+                    decision_request=convert.decision_request_to_proto(pending.request)
+                ),
+                pending.clock,
             )
-            return await pending.future
-        finally:
-            self._pending.pop(request.request_id, None)
-            if pending.connection is not None:
-                pending.connection.pending.discard(request.request_id)
+        )
+
+    async def _deliver_later(self, pending: Pending) -> None:
+        conn = await self._instance_for(pending.bot, pending.request.match_id)
+        if not pending.future.done():
+            self._deliver(pending, conn)
+
+    def _settle(self, pending: Pending) -> None:
+        """The request is answered, timed out or withdrawn: forget it."""
+        request_id = pending.request.request_id
+        if self._pending.get(request_id) is pending:
+            del self._pending[request_id]
+        if pending.connection is not None:
+            pending.connection.pending.discard(request_id)
+        if pending.waiter is not None and not pending.waiter.done():
+            pending.waiter.cancel()
 
     def answer(self, conn: Connection, decision: bot_pb2.Decision) -> bot_pb2.Error | None:
         """Deliver a bot's decision to the waiting referee, judging it on the way; the
@@ -260,11 +345,15 @@ class BotHub:
                 reason=f"request {decision.request_id!r} is not waiting for an answer from "
                 "this bot: it was never sent to it, was already answered, or its time ran out",
             )
+        now = time.perf_counter()
+        clock = pending.clock
+        clock.stop(now)
         outcome, text, why = classify_action(decision.action, pending.legal)
-        latency = time.perf_counter() - pending.sent_at if pending.sent_at else 0.0
         pending.future.set_result(text)
+        if self.on_delay is not None:
+            self.on_delay(clock.platform_s())
         if self.on_answer is not None:
-            self.on_answer(conn.bot, decision.request_id, outcome, latency, decision.think_time_us)
+            self.on_answer(conn.bot, decision.request_id, outcome, clock, decision.think_time_us)
         if outcome is Outcome.MALFORMED:
             return bot_pb2.Error(
                 request_id=decision.request_id,
@@ -285,16 +374,32 @@ class BotHub:
 
     # --- events -----------------------------------------------------------------------
 
-    def event(self, bot: str, match_id: str, event: Mapping[str, Any]) -> None:
+    def event(
+        self, bot: str, match_id: str, event: Mapping[str, Any], sequence: int | None = None
+    ) -> None:
         """Forward a public event to the instance holding the match for this bot.
 
-        A bot sitting in several seats of one match is told once per event.
+        A bot sitting in several seats of one match is told once per event. ``sequence``
+        is the event's number in the match when the match numbers its events itself (it
+        runs elsewhere and may reach the bot through more than one gateway over its life).
         """
         key = (bot, match_id)
-        if self._last_event.get(key) is event or self._last_event.get(key) == event:
+        if sequence is not None:
+            if sequence == 0 and event.get("type") == "match_start" and key in self._ended:
+                # The same match id played again (a tournament resumed, a test rerun).
+                self._ended.discard(key)
+                self._next_sequence.pop(key, None)
+            if sequence < self._next_sequence.get(key, 0):
+                return  # told already (the bot's other seat forwarded it too)
+            self._next_sequence[key] = sequence + 1
+            if event.get("type") == "match_end":
+                self._ended.add(key)
+        elif self._last_event.get(key) is event or self._last_event.get(key) == event:
             return
         self._last_event[key] = event
         encoder = self._encoders.setdefault(key, convert.EventEncoder())
+        if sequence is not None:
+            encoder.sequence = sequence
         conn = self._pick(bot, match_id)
         if conn is None or not conn.wants_events:
             encoder.skip(event)  # numbering stays the same for every listener
@@ -311,7 +416,11 @@ class BotHub:
 
 
 class RemoteSeat:
-    """A seat played by a bot connected to this gateway (the referee's ``Seat`` protocol)."""
+    """A seat played by a bot connected to this gateway (the referee's ``Seat`` protocol).
+
+    It keeps a fair clock (``decide_clocked``): the referee charges the bot from the moment
+    its request is written to its stream, see :mod:`arena.referee.clock`.
+    """
 
     def __init__(self, hub: BotHub, bot: str) -> None:
         self.hub = hub
@@ -321,5 +430,16 @@ class RemoteSeat:
     async def decide(self, request: DecisionRequest) -> str:
         return await self.hub.decide(self.bot, request)
 
+    async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
+        return await self.hub.decide(self.bot, request, clock)
+
+    def submit_clocked(self, request: DecisionRequest, clock: BotClock) -> asyncio.Future[str]:
+        """The request on its way, as a future (no coroutine per decision)."""
+        return self.hub.submit(self.bot, request, clock)
+
     async def on_event(self, match_id: str, event: JSON) -> None:
+        self.hub.event(self.bot, match_id, event)
+
+    def on_event_nowait(self, match_id: str, event: JSON) -> None:
+        """Events only go onto the bot's outgoing queue: the referee need not wait."""
         self.hub.event(self.bot, match_id, event)

@@ -8,6 +8,7 @@ so a spectator who starts watching late still sees the match from its first even
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 import logging
@@ -21,6 +22,7 @@ import grpc
 from arena.proto.thousand.v1 import common_pb2
 from arena.referee.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
 from arena.server import convert
+from arena.server.admission import Admission
 from arena.server.auth import BotRegistry
 from arena.server.hub import BotHub, RemoteSeat
 
@@ -61,11 +63,18 @@ class MatchManager:
         registry: BotRegistry,
         on_result: ResultHook | None = None,
         keep_finished: int = 1000,
+        admission: Admission | None = None,
+        routing_url: str | None = None,
     ) -> None:
+        #: With Redis routing (several gateways serving one pool of bots), a match's bots
+        #: are reached here or through Redis, wherever they are connected.
+        self.routing_url = routing_url
         self.hub = hub
         self.registry = registry
         self.on_result = on_result
         self.keep_finished = keep_finished
+        self.admission = admission if admission is not None else Admission()
+        hub.on_delay = self.admission.observe_delay
         self._matches: dict[str, RunningMatch] = {}
         self._finished_order: list[str] = []
         self._accepting = True
@@ -84,6 +93,10 @@ class MatchManager:
         name = ref.removeprefix(REMOTE_PREFIX)
         if not self.registry.exists(name):
             raise ValueError(f"no bot named {name!r} is registered with this gateway")
+        if self.routing_url is not None:
+            from arena.server.routing import HybridSeat
+
+            return HybridSeat(self.hub, name, self.routing_url)
         return RemoteSeat(self.hub, name)
 
     def _rules(self, preset: str, options: dict[str, Any]) -> JSON:
@@ -177,11 +190,15 @@ class MatchManager:
         async def record(event: JSON) -> None:
             await self._append(match, event)
 
+        admitted = False
         try:
+            admitted = await self._admit(match)
             match.result = await run_match(match.spec, seats, on_event=record, stop=match.stop)
         except Exception:
             log.exception("match %s failed", match.spec.match_id)
         finally:
+            if admitted:
+                self.admission.release()
             match.finished = True
             self.hub.release_match(match.spec.match_id)
             async with match.changed:
@@ -196,6 +213,22 @@ class MatchManager:
                 maybe = self.on_result(result)
                 if maybe is not None:
                     await maybe
+
+    async def _admit(self, match: RunningMatch) -> bool:
+        """Wait for admission control to give the match a place (False: stopped first,
+        and the runner then records it as aborted before its first deal)."""
+        acquire = asyncio.ensure_future(self.admission.acquire())
+        stopped = asyncio.ensure_future(match.stop.wait())
+        try:
+            await asyncio.wait({acquire, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
+            return True
+        acquire.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await acquire
+        return False
 
     async def _append(self, match: RunningMatch, event: JSON) -> None:
         match.events.append(match.encoder.encode(match.spec.match_id, event))
@@ -246,6 +279,10 @@ class MatchManager:
 
     def running(self) -> int:
         return sum(1 for m in self._matches.values() if not m.finished)
+
+    def stop_accepting(self) -> None:
+        """Refuse new matches from now on (the gateway is stopping)."""
+        self._accepting = False
 
     async def drain(self, grace_s: float) -> None:
         """Refuse new matches, let running ones finish for ``grace_s``, then stop the rest

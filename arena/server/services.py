@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 from arena import __version__
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 from arena.server.auth import Authenticator, BotRegistry, RegistryError, Verdict
-from arena.server.hub import BotHub, Connection
+from arena.server.hub import BotHub, Connection, Outgoing
 from arena.server.matches import MatchError, MatchManager
 from arena.server.metrics import GatewayMetrics
 
@@ -96,9 +96,14 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 message = await outbox.get()
                 if message is None:
                     break
+                if type(message) is Outgoing:
+                    message.clock.start()  # the bot's time runs from here
+                    message = message.message
                 await context.write(message)
             if conn.kicked_reason is not None:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, conn.kicked_reason)
+            if conn.shed_reason is not None:
+                await context.abort(grpc.StatusCode.UNAVAILABLE, conn.shed_reason)
             if conn.failure is not None:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, conn.failure)
         finally:
