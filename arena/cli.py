@@ -87,6 +87,18 @@ def _earlier_hint(data: dict[str, Any], args: argparse.Namespace) -> None:
         print(f"hint: it verifies with the defaults of before the engine followed the rule "
               f"texts (docs/rules.md): arena replay {args.replay_command} --earlier-defaults "
               f"{args.file}", file=sys.stderr)
+def _load_replay(path: str) -> Any:
+    """A replay file, or ReplayError: a binary file (compressed, an image) is not one."""
+    from .engine import replay as rp
+    from .engine.errors import ReplayError
+
+    try:
+        return rp.load(path)
+    except UnicodeDecodeError:
+        raise ReplayError(
+            f"{path} is not a replay: a replay is a JSON text file, this one is binary "
+            "(compressed? unpack it first)"
+        ) from None
 
 
 def _replay_verify(args: argparse.Namespace) -> int:
@@ -96,7 +108,7 @@ def _replay_verify(args: argparse.Namespace) -> int:
 
     data: dict[str, Any] | None = None
     try:
-        data = rp.load(args.file)
+        data = _load_replay(args.file)
         for flag, value in (("--commitment", args.commitment),
                             ("--tournament-secret", args.tournament_secret)):
             if value is not None and not is_hex64(value):
@@ -127,7 +139,7 @@ def _replay_show(args: argparse.Namespace) -> int:
 
     data: dict[str, Any] | None = None
     try:
-        data = rp.load(args.file)
+        data = _load_replay(args.file)
         print(rp.show(_earlier(data) if args.earlier_defaults else data))
     except ReplayError as e:
         print(f"invalid replay: {e}", file=sys.stderr)
@@ -297,6 +309,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("tournament", "arena.tournament.bench", "bench_main",
      "games/s with the local pool and with Celery workers; ratings time"),
     ("ratings", "arena.ratings.bench", "main", "ratings with CIs for many game results"),
+    ("poll", "arena.tournament.pollbench", "main",
+     "the scheduler's cost per poll at 10k, 100k and 1M results of a 1-deal tournament"),
     ("referee", "arena.referee.bench", "bench_main", "in-process decisions/s through the referee"),
     ("memory", "arena.server.bench_memory", "main",
      "gateway memory after many finished full-length matches"),

@@ -19,6 +19,7 @@ match is handed to a second worker too; that costs time but never a double count
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -137,6 +138,12 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--loglevel", "-l", default="INFO")
     args = parser.parse_args(list(argv) if argv is not None else None)
 
+    from arena.tournament.executors import check_broker_url
+
+    why = check_broker_url(args.broker or settings()["broker_url"])
+    if why:
+        print(f"arena worker: {why}", file=sys.stderr)
+        return 2
     if args.broker:
         os.environ["ARENA_BROKER_URL"] = args.broker
     if args.result_backend:
@@ -180,6 +187,4 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(worker_main())

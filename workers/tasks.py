@@ -11,10 +11,19 @@ from typing import Any
 
 # The runner is loaded here, in the master, rather than by each child's first match.
 import arena.referee.runner  # noqa: F401
-from arena.tournament.executors import play_and_store, routing_url_from_env, worker_identity
+from arena.tournament.executors import (
+    play_and_store,
+    play_and_store_many,
+    routing_url_from_env,
+    worker_identity,
+)
 from arena.tournament.model import ScheduledMatch
-from arena.tournament.store import shared_store
+from arena.tournament.store import StoreUnavailable, shared_store
 from workers.app import app
+
+#: Seconds before a match whose store was lost is tried again (the store retries for
+#: ``ARENA_DB_RETRY_S`` first, so this only follows a long outage).
+STORE_RETRY_COUNTDOWN = 10
 
 
 @app.task(  # type: ignore[untyped-decorator]  # celery has no type hints
@@ -28,10 +37,14 @@ def play_match(self: Any, spec_json: str | dict[str, Any], db_url: str) -> dict[
 
     ``spec_json`` is a ``ScheduledMatch`` as JSON text.  A match that raises is recorded
     in the store's failures table, where the scheduler finds and reports it; the task does
-    not retry by itself because a deterministic match that failed once fails again.
+    not retry by itself because a deterministic match that failed once fails again.  A
+    store that stays lost is different: the task goes back to the broker and waits, so a
+    long outage costs time and no match.
     """
     try:
         return play_and_store(spec_json, db_url, routing_url_from_env())
+    except StoreUnavailable as exc:
+        raise self.retry(exc=exc, countdown=STORE_RETRY_COUNTDOWN, max_retries=None) from exc
     except Exception as exc:
         try:
             match = ScheduledMatch.loads(spec_json)
@@ -41,3 +54,32 @@ def play_match(self: Any, spec_json: str | dict[str, Any], db_url: str) -> dict[
         except Exception:
             pass
         raise
+
+
+@app.task(  # type: ignore[untyped-decorator]  # celery has no type hints
+    name="workers.tasks.play_matches",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def play_matches(self: Any, specs: list[str | dict[str, Any]], db_url: str) -> dict[str, Any]:
+    """A chunk of short matches in one task (the scheduler sizes chunks by match length).
+
+    Each match is played unless stored and written once; one that raises is recorded in
+    the failures table and the rest of the chunk is still played.
+    """
+    where = f"{self.request.hostname or worker_identity()}"
+
+    def failed(match: ScheduledMatch, exc: Exception) -> None:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        try:
+            shared_store(db_url).record_failure(match.match_id, match.tournament, detail, where)
+        except StoreUnavailable:
+            raise
+        except Exception:
+            pass
+
+    try:
+        return play_and_store_many(specs, db_url, routing_url_from_env(), on_failure=failed)
+    except StoreUnavailable as exc:
+        raise self.retry(exc=exc, countdown=STORE_RETRY_COUNTDOWN, max_retries=None) from exc

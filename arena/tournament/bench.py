@@ -257,10 +257,22 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         "--ratings-results", type=int, default=1_000_000, help="results to rate (0: skip)"
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best kept)")
+    parser.add_argument(
+        "--processes",
+        default="1,2",
+        help="comma-separated process counts to compare (default 1,2)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(list(argv) if argv is not None else None)
+    try:
+        processes = tuple(int(x) for x in args.processes.split(",") if x.strip())
+    except ValueError:
+        parser.error("--processes must be numbers such as 1,2")
+    if not processes or min(processes) < 1:
+        parser.error("--processes must be positive numbers such as 1,2")
     res = bench_tournament(
         args.games,
+        processes=processes,
         max_deals=args.max_deals,
         preset=args.preset,
         celery=not args.no_celery,

@@ -1,19 +1,166 @@
-"""``arena tournament``: run, plan and check tournaments from a spec file."""
+"""``arena tournament``: run, plan and check tournaments from a spec file.
+
+Exit status (the table in docs/tournaments.md): 0 done; 1 a match failed; 2 a mistake in
+the spec, an option or a URL (the message names it); 3 a service the run needs (the
+results store, the broker) cannot be reached or was lost for too long; 130 stopped by
+Ctrl-C and 143 by SIGTERM, results kept (run the same command to resume).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from arena.engine import commitment as cm
-from arena.tournament.executors import ExecutorError
+from arena.tournament.executors import (
+    ExecutorConfigError,
+    ExecutorError,
+    ServiceUnavailable,
+    check_broker_url,
+    routing_url_from_env,
+)
 from arena.tournament.formats import make_format
 from arena.tournament.run import Progress, run_tournament
-from arena.tournament.spec import SpecError, TournamentSpec, load_spec
-from arena.tournament.store import ResultStore, StoreError
+from arena.tournament.spec import DEFAULT_DB, SpecError, TournamentSpec, load_spec
+from arena.tournament.store import ResultStore, StoreError, StoreUnavailable, parse_db_url
+
+EXIT_OK = 0
+EXIT_MATCH_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNAVAILABLE = 3
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: stop, keep the results, say so."""
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Make SIGTERM raise :class:`Terminated` while the block runs (a service manager's
+    stop, ``docker stop``, ``kill``), so it ends the way Ctrl-C does."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def preflight(
+    *,
+    db: Any,
+    executor: Any,
+    broker: Any,
+    routing: Any,
+    bots: Sequence[Any],
+) -> list[str]:
+    """What would stop the run, found before anything is played: ``field: message`` lines.
+
+    Works on raw values, so ``check`` can report these next to the spec's own problems.
+    """
+    problems: list[str] = []
+    if isinstance(db, str) and db.strip():
+        try:
+            kind, target, _ = parse_db_url(db)
+        except StoreError as exc:
+            problems.append(f"db: {exc}")
+        else:
+            if kind == "postgresql":
+                try:
+                    import psycopg  # noqa: F401
+                except ImportError:
+                    problems.append("db: PostgreSQL needs psycopg: pip install 'psycopg[binary]'")
+            elif target != ":memory:":
+                path = Path(target).expanduser()
+                if path.is_dir():
+                    problems.append(f"db: {target} is a directory, not a results file")
+                elif not path.parent.exists():
+                    problems.append(f"db: no directory {path.parent} for the results file")
+            elif executor == "local":
+                problems.append("db: the local pool cannot share an in-memory database")
+    if executor == "celery":
+        from workers.app import settings
+
+        url = broker if isinstance(broker, str) else settings()["broker_url"]
+        why = check_broker_url(url)
+        if why:
+            problems.append(f"executor.broker: {why}")
+    remote = [b for b in bots if isinstance(b, str) and b.startswith("remote:")]
+    if remote and executor in ("local", "inline"):
+        route = routing if isinstance(routing, str) else routing_url_from_env()
+        if not route:
+            problems.append(
+                f"participants: {', '.join(remote)} need a route to a gateway: set "
+                "executor.routing (redis://...) or ARENA_ROUTING_URL, and start the gateway "
+                "with arena serve --routing"
+            )
+        elif not route.startswith(("redis://", "rediss://", "unix://")):
+            problems.append(f"executor.routing: must be a Redis URL (redis://...), got {route!r}")
+    return problems
+
+
+def spec_preflight(spec: TournamentSpec) -> list[str]:
+    ex = spec.executor
+    return preflight(
+        db=spec.db,
+        executor=ex.type,
+        broker=ex.broker,
+        routing=ex.routing,
+        bots=[p.bot for p in spec.participants],
+    )
+
+
+def _raw_preflight(path: str, overrides: Mapping[str, Any]) -> list[str]:
+    """Preflight on the file as written, when the spec itself does not validate."""
+    import json
+    import tomllib
+
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        suffix = Path(path).suffix.lower()
+        data = (
+            tomllib.loads(text)
+            if suffix == ".toml"
+            else json.loads(text)
+            if suffix == ".json"
+            else yaml.safe_load(text)
+        )
+    except Exception:
+        return []
+    if not isinstance(data, Mapping):
+        return []
+    ex = data.get("executor")
+    ex = {"type": ex} if isinstance(ex, str) else ex if isinstance(ex, Mapping) else {}
+    parts = data.get("participants")
+    bots = []
+    for item in parts if isinstance(parts, list) else []:
+        bots.append(item.get("bot") if isinstance(item, Mapping) else item)
+    return preflight(
+        db=overrides.get("db") or data.get("db", DEFAULT_DB),
+        executor=overrides.get("executor") or ex.get("type", "local"),
+        broker=overrides.get("broker") or ex.get("broker"),
+        routing=ex.get("routing"),
+        bots=bots,
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,7 +180,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, help="processes of the local pool (override the spec)")
     run.add_argument("--db", help="results database URL or file (override the spec)")
     run.add_argument("--broker", help="Celery broker URL (override the spec)")
-    run.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress bar (waits are still said)"
+    )
     run.add_argument(
         "--max-matches", type=int, help="stop after playing this many matches (resume later)"
     )
@@ -225,36 +374,57 @@ def _verify(args: argparse.Namespace) -> int:
     if len(found.problems) > 20:
         print(f"... {len(found.problems) - 20} more")
     return 1
+def _check(path: str) -> int:
+    """Every problem the run would meet, listed at once."""
+    problems: list[str] = []
+    spec: TournamentSpec | None = None
+    try:
+        spec = _load(path)
+    except SpecError as exc:
+        problems += exc.problems
+        extra = _raw_preflight(path, {})
+    else:
+        extra = spec_preflight(spec)
+    problems += [p for p in extra if p not in problems]
+    if problems:
+        print(f"arena tournament: {SpecError(problems, path)}", file=sys.stderr)
+        return EXIT_USAGE
+    assert spec is not None
+    print(f"ok: {_describe(spec)}")
+    note = _seed_note(spec)
+    if note:
+        print(note, file=sys.stderr)
+    return EXIT_OK
 
 
 def tournament_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``arena tournament``; returns the process exit status.
 
-    2: the spec or a command-line value is wrong, or ``reveal``/``verify`` has nothing to
-    work on yet; 1: the run failed, or ``verify`` found a mismatch; 130: stopped by Ctrl-C
-    (run the same command again to resume).
+    0 done; 1 a match failed, or ``verify`` found a mismatch; 2 the spec or a command-line
+    value is wrong, or ``reveal``/``verify`` has nothing to work on yet; 3 the results store
+    or the broker cannot be reached; 130 stopped by Ctrl-C, 143 by SIGTERM (run the same
+    command again to resume).
     """
     args = _parser().parse_args(list(argv) if argv is not None else None)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     prog = "arena tournament"
     try:
         if args.command == "check":
-            spec = _load(args.spec)
-            print(f"ok: {_describe(spec)}")
-            note = _seed_note(spec)
-            if note:
-                print(note, file=sys.stderr)
-            return 0
+            return _check(args.spec)
         if args.command == "plan":
             return _plan(_load(args.spec), args.json)
         if args.command == "status":
             spec = _load(args.spec, check_imports=False).with_overrides(db=args.db)
-            with ResultStore(spec.db) as store:
-                done = store.count(spec.name)
-                secret = store.get_deal_secret(spec.name)
             total = make_format(_counting(spec)).planned_total()
             of = f" of {total}" if total is not None else ""
-            print(f"{spec.name}: {done}{of} matches stored in {spec.db}")
+            kind, target, _ = parse_db_url(spec.db)
+            if kind == "sqlite" and not Path(target).expanduser().exists():
+                print(f"{spec.name}: 0{of} matches stored: no results database at {target} yet")
+                return 0
+            with ResultStore(spec.db, create=False) as store:
+                done = store.count(spec.name)
+                secret = store.get_deal_secret(spec.name)
+            print(f"{spec.name}: {done}{of} matches stored in {store.display_url}")
             if secret is not None:
                 state = "revealed: arena tournament reveal" if secret.revealed else "secret"
                 print(f"deal commitment {secret.commitment} ({state})")
@@ -279,6 +449,9 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         spec = spec.with_overrides(
             executor=executor, workers=args.workers, db=args.db, broker=args.broker
         )
+        problems = spec_preflight(spec)
+        if problems:
+            raise SpecError(problems, spec.source)
         progress = Progress(spec.name, enabled=not args.quiet)
         if args.metrics_port is not None:
             from arena.observability.exposition import MetricsSetupError, start_metrics_server
@@ -296,17 +469,21 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
             print(line, file=sys.stderr, flush=True)
 
         try:
-            summary = run_tournament(
-                spec, progress=progress, max_matches=args.max_matches, announce=announce
-            )
-        except KeyboardInterrupt:
+            with sigterm_as_interrupt():
+                summary = run_tournament(
+                    spec, progress=progress, max_matches=args.max_matches, announce=announce
+                )
+        except KeyboardInterrupt as exc:
             progress.finish()
+            how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+            from arena.tournament.store import redact_url
+
             print(
-                f"{prog}: stopped; results so far are kept in {spec.db}; "
+                f"{prog}: stopped ({how}); results so far are kept in {redact_url(spec.db)}; "
                 f"run the same command to resume",
                 file=sys.stderr,
             )
-            return 130
+            return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
         state = "finished" if summary.finished else "stopped"
         if summary.finished:
             progress.set_total(progress.done)
@@ -325,13 +502,19 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         return 0
     except SpecError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
-    except StoreError as exc:
+        return EXIT_USAGE
+    except (StoreUnavailable, ServiceUnavailable) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_UNAVAILABLE
+    except (StoreError, ExecutorConfigError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except ExecutorError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_MATCH_FAILED
+    except KeyboardInterrupt:
+        print(f"{prog}: stopped", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``... | head``): stay quiet, also at the exit flush.
         import os

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -22,7 +23,7 @@ import numpy as np
 from arena.ratings import GameTable, ratings_table
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import DEFAULT_DB
-from arena.tournament.store import ResultStore, StoreError
+from arena.tournament.store import ResultStore, StoreError, StoreUnavailable
 
 BOOTSTRAP = 200
 
@@ -208,7 +209,11 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="arena leaderboard", description="Show ratings with 95% intervals from stored results."
     )
-    parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("ARENA_DB_URL") or DEFAULT_DB,
+        help=f"results database (default $ARENA_DB_URL, else {DEFAULT_DB})",
+    )
     parser.add_argument("--tournament", "-t", help="one tournament (default: all in the database)")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON")
@@ -218,8 +223,11 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     if args.bootstrap < 0:
         parser.error("--bootstrap must be 0 or more")
     try:
-        with ResultStore(args.db) as store:
+        with ResultStore(args.db, create=False) as store:
             records = load_records(store, args.tournament)
+    except StoreUnavailable as exc:
+        print(f"arena leaderboard: {exc}", file=sys.stderr)
+        return 3
     except StoreError as exc:
         print(f"arena leaderboard: {exc}", file=sys.stderr)
         return 2

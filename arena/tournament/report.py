@@ -11,6 +11,7 @@ import datetime as _dt
 import html
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from arena.tournament.leaderboard import (
 )
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import DEFAULT_DB
-from arena.tournament.store import ResultStore, StoreError, TournamentInfo
+from arena.tournament.store import ResultStore, StoreError, StoreUnavailable, TournamentInfo
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:960px;
@@ -201,7 +202,11 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="arena report", description="Write an HTML report (ratings plot, tables) of results."
     )
-    parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("ARENA_DB_URL") or DEFAULT_DB,
+        help=f"results database (default $ARENA_DB_URL, else {DEFAULT_DB})",
+    )
     parser.add_argument("--tournament", "-t", help="one tournament (default: all)")
     parser.add_argument(
         "--out", "-o", default="report.html", help="output file (default report.html)"
@@ -209,8 +214,11 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help="bootstrap replicates")
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
-        with ResultStore(args.db) as store:
+        with ResultStore(args.db, create=False) as store:
             text = render_report(store, args.tournament, n_bootstrap=args.bootstrap)
+    except StoreUnavailable as exc:
+        print(f"arena report: {exc}", file=sys.stderr)
+        return 3
     except StoreError as exc:
         print(f"arena report: {exc}", file=sys.stderr)
         return 2

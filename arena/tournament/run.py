@@ -1,7 +1,10 @@
 """The scheduler: asks the format for matches, skips stored ones, hands the rest to an executor.
 
 Resuming is not a special mode: every run starts by reading the store, and a match that
-has a row is never played again.  Stopping (Ctrl-C) loses at most the matches in flight.
+has a row is never played again.  Stopping (Ctrl-C, SIGTERM) loses at most the matches in
+flight.  After the first read, the scheduler only reads what arrived since (a position in
+the store), and the live ratings are kept as running sums: a long run costs the same per
+result at the end as at the start.
 
 A tournament dealt from a secret takes it from the store (drawn on its first run), so a
 resume deals the same cards; when the whole tournament has been played the secret is
@@ -15,15 +18,16 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO
 
 from arena.tournament.executors import Executor, make_executor, routing_url_from_env
-from arena.tournament.formats import Format, make_format
+from arena.tournament.formats import FixedFormat, Format, make_format
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import TournamentSpec
 from arena.tournament.store import ResultStore, StoreError
+from arena.tournament.tally import RatingTally
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +57,7 @@ class Progress:
         *,
         enabled: bool = True,
         interval: float = 5.0,
+        quiet_notes: bool = True,
     ) -> None:
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
@@ -64,8 +69,28 @@ class Progress:
         self.already = 0
         self.played = 0
         self.started = time.monotonic()
+        self.waiting = ""
+        self.quiet_notes = quiet_notes
         self._last = 0.0
         self._lock = threading.Lock()
+
+    def set_status(self, text: str) -> None:
+        """What the run waits for (a lost store, a broker, a worker); "" clears it.
+
+        Without a progress line (``--quiet``) each new state is still one line: a run
+        nobody watches is read from its log afterwards, and "waiting for X" is the line
+        that explains a gap.
+        """
+        with self._lock:
+            if text == self.waiting:
+                return
+            self.waiting = text
+            if not self.enabled:
+                if text and self.quiet_notes:
+                    self.stream.write(f"{self.label}: {text}\n")
+                    self.stream.flush()
+                return
+            self._draw(force=bool(text))
 
     def start(self, total: int | None, already: int) -> None:
         self.total = total
@@ -93,11 +118,13 @@ class Progress:
             bar = "#" * fill + "." * (width - fill)
             eta = (self.total - self.done) / rate if rate > 0 else None
             eta_text = f"ETA {_fmt_duration(eta)}" if eta is not None else "ETA --"
-            return (
+            text = (
                 f"{self.label} [{bar}] {self.done}/{self.total} games "
                 f"({frac:.0%})  {rate:.2f} games/s  {eta_text}"
             )
-        return f"{self.label} {self.done} games  {rate:.2f} games/s  {_fmt_duration(elapsed)}"
+        else:
+            text = f"{self.label} {self.done} games  {rate:.2f} games/s  {_fmt_duration(elapsed)}"
+        return f"{text}  - {self.waiting}" if self.waiting else text
 
     def _draw(self, force: bool = False) -> None:
         if not self.enabled:
@@ -163,6 +190,33 @@ def _metrics(spec: TournamentSpec) -> tuple[object, object] | None:
     )
 
 
+class _IdsOnly(Mapping[str, ResultRecord]):
+    """The done matches of a fixed plan: the format only asks which ids are done.
+
+    Keeping ids, not rows, is what lets a million-match plan run in little memory; a row
+    asked for anyway is read from the store.
+    """
+
+    def __init__(self, store: ResultStore, ids: set[str]) -> None:
+        self.store = store
+        self.ids = ids
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.ids
+
+    def __getitem__(self, key: str) -> ResultRecord:
+        rec = self.store.get(key) if key in self.ids else None
+        if rec is None:
+            raise KeyError(key)
+        return rec
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
 def run_tournament(
     spec: TournamentSpec,
     *,
@@ -180,14 +234,23 @@ def run_tournament(
     tests and demos interrupt a tournament at a known point.  ``announce`` is told the
     commitment to the deal secret before the first match, for the organiser to publish.
     """
-    own_store = store is None
-    store = store or ResultStore(spec.db)
+    progress = progress or Progress(spec.name, enabled=False, quiet_notes=False)
     own_executor = executor is None
     executor = executor or build_executor(spec)
-    progress = progress or Progress(spec.name, enabled=False)
+    own_store = store is None
+    try:
+        # A broker that is not there is said before anything is created.
+        executor.prepare()
+        store = store or ResultStore(spec.db, on_retry=progress.set_status)
+    except BaseException:
+        if own_executor:
+            executor.close()
+        raise
+    executor.on_status = progress.set_status
     gauges = _metrics(spec)
     started = time.monotonic()
     played = 0
+    tally = RatingTally() if gauges else None
     try:
         store.register_tournament(spec)
         secret = None
@@ -205,31 +268,62 @@ def run_tournament(
                     f"{secret.commitment} (SHA-256, see docs/shuffle.md); the secret {when}"
                 )
         fmt: Format = make_format(spec, store)
-        done = store.results(spec.name)
+        done: dict[str, ResultRecord] | _IdsOnly
+        done = _IdsOnly(store, set()) if isinstance(fmt, FixedFormat) else {}
+        cursor = 0
         total = fmt.planned_total()
         max_total = getattr(fmt, "max_total", None)
-        progress.start(
-            total if total is not None else (max_total() if max_total else None), len(done)
-        )
-        already = len(done)
         if gauges and total is not None:
             gauges[0].set(total)  # type: ignore[attr-defined]
         last_published = time.monotonic()
 
+        def remember(rec: ResultRecord) -> bool:
+            """Add a row to what is done; False when it was known already."""
+            if rec.match_id in done:
+                return False
+            if isinstance(done, _IdsOnly):
+                done.ids.add(rec.match_id)
+            else:
+                # Keep the light row only: replays of a long run would not fit in memory.
+                done[rec.match_id] = dataclasses.replace(rec, replay=None) if rec.replay else rec
+            if tally is not None:
+                tally.add(rec)
+            return True
+
+        def catch_up() -> None:
+            """Read what arrived since ``cursor``, a page at a time (memory stays bounded)."""
+            nonlocal cursor
+            while True:
+                recs, cursor = store.changes(spec.name, cursor, limit=20_000)
+                for rec in recs:
+                    remember(rec)
+                if not recs:
+                    break
+
+        catch_up()
+        already = len(done)
+        progress.start(
+            total if total is not None else (max_total() if max_total else None), already
+        )
+
+        def publish() -> None:
+            if gauges and tally is not None:
+                gauges[1].set(len(done))  # type: ignore[attr-defined]
+                publish_tally(spec.name, tally)
+
         def on_result(rec: ResultRecord) -> None:
-            nonlocal played
-            # Keep the light row only: replays of a long run would not fit in memory.
-            done[rec.match_id] = dataclasses.replace(rec, replay=None) if rec.replay else rec
+            nonlocal played, last_published
+            if not remember(rec):
+                return
             played += 1
             progress.advance()
             if gauges:
-                nonlocal last_published
                 gauges[1].set(len(done))  # type: ignore[attr-defined]
                 # Ratings move during a one-round format too, but a fit per match is waste.
                 now = time.monotonic()
                 if now - last_published >= RATINGS_EVERY_S:
                     last_published = now
-                    publish_ratings(spec.name, done.values())
+                    publish()
             if max_matches is not None and played >= max_matches:
                 raise _Enough()
 
@@ -251,13 +345,19 @@ def run_tournament(
                         "derive; play them as a new tournament (another name)"
                     )
                 executor.run(todo, store, on_result)
-                done = store.results(spec.name)
-                if gauges:
-                    publish_ratings(spec.name, done.values())
+                # Rows the executor did not report (another scheduler, a row that became
+                # visible out of order): without them the same batch would come back.
+                catch_up()
+                missing = [m.match_id for m in todo if m.match_id not in done]
+                for mid in sorted(store.done_among(missing)):
+                    rec = store.get(mid)
+                    if rec is not None:
+                        remember(rec)
+                publish()
         except _Enough:
             pass
-        if gauges and played:
-            publish_ratings(spec.name, done.values())
+        if played:
+            publish()
         note = ""
         outcome = getattr(fmt, "outcome", None)
         if outcome is not None and hasattr(outcome, "describe"):
@@ -287,6 +387,17 @@ def run_tournament(
 
 #: How often a running tournament refreshes ``arena_rating`` between rounds.
 RATINGS_EVERY_S = 5.0
+
+
+def publish_tally(tournament: str, tally: RatingTally) -> None:
+    """Set ``arena_rating{tournament,bot}`` from the running sums (cheap at any size)."""
+    try:
+        from arena.observability.metrics import RATING
+
+        for player, rating in tally.ratings().items():
+            RATING.labels(tournament=tournament, bot=player).set(rating)
+    except Exception as exc:  # a dashboard figure must never stop a tournament
+        log.warning("ratings not published: %s", exc)
 
 
 def publish_ratings(tournament: str, records: Iterable[ResultRecord]) -> None:

@@ -545,9 +545,10 @@ class _Validator:
             self.err("rules", f"the rules engine is not available: {exc}")
             return None, None, None, None
         except (ValueError, TypeError, KeyError) as exc:
-            where = "rules.options" if _preset_known(preset) else "rules.preset"
-            self.err(where, str(exc).strip("'\""))
-            return None, None, None, None
+            known = _preset_known(preset)
+            self.err("rules.options" if known else "rules.preset", str(exc).strip("'\""))
+            # The preset still fixes the seats, so the checks that need them still run.
+            return None, None, None, seats_of(rules_from_config(preset, {})) if known else None
         return preset, dict(options), rules, seats
 
     def participants(self, raw: Any) -> list[Participant]:

@@ -15,6 +15,22 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
 const VERSION = '0.1.0';
+// The arena's keepalive settings (docs/protocol.md, "Keepalive"): ping an idle stream
+// every 20 s, give up on it when the answer takes more than 10 s. The gateway accepts a
+// ping every 10 s, so these never count as abuse. THOUSAND_BOT_KEEPALIVE_MS scales both
+// (tests use a fraction of a second).
+const KEEPALIVE_TIME_MS = 20000;
+const KEEPALIVE_TIMEOUT_MS = 10000;
+
+function keepaliveOptions(env = process.env) {
+  const raw = Number.parseInt(env.THOUSAND_BOT_KEEPALIVE_MS || '', 10);
+  const time = Number.isInteger(raw) && raw > 0 ? raw : KEEPALIVE_TIME_MS;
+  return {
+    'grpc.keepalive_time_ms': time,
+    'grpc.keepalive_timeout_ms': Math.max(1, Math.round((KEEPALIVE_TIMEOUT_MS * time) / KEEPALIVE_TIME_MS)),
+    'grpc.keepalive_permit_without_calls': 1,
+  };
+}
 const RANKS = '789JQKTA';
 const POINTS = { 7: 0, 8: 0, 9: 0, J: 2, Q: 3, K: 4, T: 10, A: 11 };
 // A refused credential or request cannot get better by retrying.
@@ -174,11 +190,11 @@ function playSession(client, opts, state) {
 
 async function run(opts) {
   const proto = loadProtocol(opts.protoDir);
-  const client = new proto.BotService(opts.server, grpc.credentials.createInsecure(), {
-    'grpc.keepalive_time_ms': 20000,
-    'grpc.keepalive_timeout_ms': 10000,
-    'grpc.keepalive_permit_without_calls': 1,
-  });
+  const client = new proto.BotService(
+    opts.server,
+    grpc.credentials.createInsecure(),
+    keepaliveOptions(),
+  );
   const state = { decisions: 0, matchesDone: 0, welcomed: false };
   let delay = 500;
   let failures = 0;
@@ -213,7 +229,9 @@ async function run(opts) {
   return 0;
 }
 
-module.exports = { decide, beats, parseArgs };
+module.exports = {
+  decide, beats, parseArgs, keepaliveOptions, KEEPALIVE_TIME_MS, KEEPALIVE_TIMEOUT_MS,
+};
 
 if (require.main === module) {
   let opts;

@@ -18,3 +18,14 @@ def test_bench_reports_every_figure() -> None:
     ):
         assert isinstance(res[key], float), key
     assert res["games"] == 6
+
+
+def test_poll_bench_runs_as_documented(capsys: object) -> None:
+    """``arena bench poll`` on a small plan: every checkpoint printed with its figures."""
+    from arena.tournament.pollbench import main
+
+    assert main(["--matches", "12000", "--repeat", "3", "--json"]) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "planned 12,000 matches of 1 deal" in out
+    assert "10,000 done: poll" in out and "reading every id" in out
+    assert "packing a full game" in out

@@ -101,10 +101,14 @@ def test_bad_input_gets_a_message_and_exit_status(
     assert tournament_main(["run", str(good), "--db", "mysql://x/y"]) == 2
     assert "unsupported database URL scheme 'mysql'" in capsys.readouterr().err
     db = f"sqlite:///{tmp_path / 'results.sqlite3'}"
+    # Read-only commands never create the store they are pointed at.
     assert leaderboard_main(["--db", db, "--tournament", "nope"]) == 2
-    assert "no tournament 'nope'" in capsys.readouterr().err
+    assert "no results database at" in capsys.readouterr().err
+    assert not (tmp_path / "results.sqlite3").exists()
     # Reusing a name for a different tournament is refused; nothing is played or lost.
     assert tournament_main(["run", str(good), "-q", "--max-matches", "1"]) == 0
+    assert leaderboard_main(["--db", db, "--tournament", "nope"]) == 2
+    assert "no tournament 'nope'" in capsys.readouterr().err
     other = write_spec(tmp_path, seed="another")
     assert tournament_main(["run", str(other), "-q"]) == 2
     assert "already in" in capsys.readouterr().err

@@ -250,3 +250,23 @@ def check_stop_and_resume(
     fresh = make_spec(tmp_path / "fresh.sqlite3", sets=4)
     run_with(fresh, InlineExecutor())
     assert fingerprint(spec) == fingerprint(fresh)
+
+
+def test_short_matches_travel_in_chunks_with_the_same_results(
+    tmp_path: Path, broker: str, start_worker: Callable[..., Worker]
+) -> None:
+    start_worker("chunky", pool="solo")
+    reference = make_spec(tmp_path / "ref.sqlite3", sets=4, max_deals=1)
+    run_with(reference, InlineExecutor())
+    fixed = make_spec(tmp_path / "fixed.sqlite3", sets=4, max_deals=1)
+    run_with(fixed, CeleryExecutor(broker=broker, poll_s=0.05, chunk=5))
+    assert fingerprint(fixed) == fingerprint(reference)
+    # Sized by the matches' length: a few milliseconds each, so many per task once seen.
+    adaptive = make_spec(tmp_path / "adaptive.sqlite3", sets=4, max_deals=1)
+    executor = CeleryExecutor(broker=broker, poll_s=0.05, window=3)
+    try:
+        run_tournament(adaptive, executor=executor)
+        assert executor.chunk_size() > 1
+    finally:
+        executor.close()
+    assert fingerprint(adaptive) == fingerprint(reference)

@@ -142,3 +142,124 @@ def test_db_urls(tmp_path: Path) -> None:
         parse_db_url("mysql://h/db")
     with pytest.raises(StoreError, match="no directory"):
         ResultStore(str(tmp_path / "missing" / "r.sqlite3"))
+
+
+def test_changes_read_only_what_arrived_after_a_position(store: ResultStore) -> None:
+    assert store.changes("cup", 0) == ([], 0)
+    assert store.position("cup") == 0
+    for i in range(5):
+        store.insert_result(record(f"m{i}", 4 - i, [i, 0, 0]))
+    recs, pos = store.changes("cup", 0, limit=3)
+    assert [r.match_id for r in recs] == ["m0", "m1", "m2"]  # order of arrival, not index
+    assert all(r.replay is None for r in recs)
+    rest, end = store.changes("cup", pos)
+    assert [r.match_id for r in rest] == ["m3", "m4"]
+    assert end == store.position("cup") > pos
+    assert store.changes("cup", end) == ([], end)
+    store.insert_result(record("m1", 3, [9, 9, 9]))  # a second delivery adds nothing
+    assert store.changes("cup", end) == ([], end)
+    store.insert_results([record("m5", 5, [1, 1, 1]), record("m0", 4, [7, 7, 7])])
+    late, _ = store.changes("cup", end)
+    assert [r.match_id for r in late] == ["m5"]
+    assert store.done_among(["m0", "m5", "nope"]) == {"m0", "m5"}
+
+
+def test_replays_are_zstd_and_old_zlib_rows_still_read(store: ResultStore) -> None:
+    import json
+    import zlib
+
+    from arena.tournament.store import pack_replay, unpack_replay
+
+    replay = {"deals": [{"actions": [[0, "pass"]] * 50}], "z": "ü"}
+    packed = pack_replay(replay)
+    assert packed[:4] == b"\x28\xb5\x2f\xfd" and len(packed) < len(json.dumps(replay))
+    assert unpack_replay(packed) == replay
+    old = zlib.compress(json.dumps(replay, sort_keys=True).encode(), 6)
+    assert unpack_replay(old) == replay
+    store.insert_result(record("m1", 0, [1, 2, 3]))
+    got = store.get("m1", with_replay=True)
+    assert got is not None and got.replay == {"events": [{"type": "match_end"}]}
+
+
+def test_read_only_opening_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.sqlite3"
+    with pytest.raises(StoreError, match="no results database at"):
+        ResultStore(f"sqlite:///{missing}", create=False)
+    assert not missing.exists()
+    junk = tmp_path / "junk.sqlite3"
+    junk.write_bytes(b"\0" * 4096)
+    with pytest.raises(StoreError, match="is not a results database"):
+        ResultStore(str(junk), create=False)
+    with ResultStore(str(tmp_path / "real.sqlite3")) as writer:
+        writer.insert_result(record("m1", 0, [1, 2, 3]))
+        with ResultStore(str(tmp_path / "real.sqlite3"), create=False) as reader:
+            assert reader.count("cup") == 1
+            with pytest.raises(Exception, match="readonly"):
+                reader.insert_result(record("m2", 1, [1, 2, 3]))
+    with pg_schema() as url:
+        with pytest.raises(StoreError, match="no tournament results in"):
+            ResultStore(url, create=False)
+        import psycopg
+
+        with psycopg.connect(url.split("?")[0]) as conn:
+            schema = url.split("schema=")[1]
+            row = conn.execute(
+                "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (schema,)
+            ).fetchone()
+        assert row is None, "a read-only opening created the schema"
+
+
+def test_a_short_outage_is_waited_out_and_a_long_one_named(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "locked.sqlite3"
+    with ResultStore(str(path)) as store:
+        store.insert_result(record("m1", 0, [1, 2, 3]))
+    lines: list[str] = []
+    store = ResultStore(str(path), retry_s=1.5, on_retry=lines.append)
+    store._conn.execute("PRAGMA busy_timeout = 10")
+    blocker = sqlite3.connect(path, timeout=1, isolation_level=None, check_same_thread=False)
+    blocker.execute("BEGIN EXCLUSIVE")
+    unlock = threading.Timer(0.6, lambda: blocker.execute("COMMIT"))
+    unlock.start()
+    try:
+        # A writer waits for the lock with backoff (WAL readers are never blocked).
+        assert store.insert_result(record("m2", 1, [1, 2, 3]))[1]
+    finally:
+        unlock.join()
+    assert any("unreachable" in line and "retrying for" in line for line in lines), lines
+    from arena.tournament.store import StoreUnavailable
+
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreUnavailable, match=r"lost the results store .* run the same"):
+            store.insert_result(record("m3", 2, [1, 2, 3]))
+    finally:
+        blocker.execute("COMMIT")
+        blocker.close()
+        store.close()
+
+
+def test_live_ratings_equal_the_leaderboard() -> None:
+    import random
+
+    from arena.tournament.leaderboard import compute_leaderboard
+    from arena.tournament.tally import RatingTally
+
+    rng = random.Random(7)
+    names = ["a", "b", "c", "d"]
+    recs = []
+    for i in range(300):
+        players = rng.sample(names, 3)
+        ranks = rng.sample([1, 2, 3], 3) if i % 7 else [1, 1, 3]
+        rec = record(f"m{i}", i, [0, 0, 0])
+        rec.players, rec.ranks, rec.group = players, ranks, f"set-{i // 6}"
+        recs.append(rec)
+    tally = RatingTally()
+    for rec in recs:
+        tally.add(rec)
+    live = tally.ratings()
+    board = {row.player: row.rating for row in compute_leaderboard(recs, n_bootstrap=0)}
+    assert live.keys() == board.keys()
+    for name in names:
+        assert live[name] == pytest.approx(board[name], abs=1e-6)

@@ -41,3 +41,24 @@ class Exploding:
 
     def __init__(self, seed: str = "x") -> None:
         raise RuntimeError("this bot cannot start")
+
+
+class DiesOnce:
+    """Kills its own process outright the first time it plays (``ARENA_TEST_DIE_MARK`` is
+    the file that remembers it did), then plays like ``greedy``: a pool process lost to
+    the out-of-memory killer, say."""
+
+    def __init__(self, seed: str = "dies", rules: Any = None) -> None:
+        import signal
+
+        mark = os.environ.get("ARENA_TEST_DIE_MARK")
+        if mark and not Path(mark).exists():
+            Path(mark).touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        self.inner = GreedyBot(seed=seed, rules=rules)
+
+    def decide(self, observation: dict[str, Any], legal: Sequence[str]) -> str:
+        return self.inner.decide(observation, legal)
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        self.inner.on_event(event)

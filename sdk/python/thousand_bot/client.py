@@ -36,12 +36,30 @@ PERMANENT_CODES = frozenset(
     }
 )
 
-CHANNEL_OPTIONS = [
-    ("grpc.keepalive_time_ms", 20_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-    ("grpc.http2.max_pings_without_data", 0),
-]
+#: The arena's keepalive settings (docs/protocol.md, "Keepalive"): ping an idle stream
+#: every 20 s, give up on it when the answer takes more than 10 s.  The gateway accepts a
+#: ping every 10 s, so these never count as abuse.  THOUSAND_BOT_KEEPALIVE_MS scales both
+#: (tests use a fraction of a second).
+KEEPALIVE_TIME_MS = 20_000
+KEEPALIVE_TIMEOUT_MS = 10_000
+KEEPALIVE_ENV = "THOUSAND_BOT_KEEPALIVE_MS"
+
+
+def keepalive_channel_options(time_ms: int | None = None) -> list[tuple[str, Any]]:
+    """Channel options for the keepalive settings, scaled to ``time_ms`` when given."""
+    if time_ms is None:
+        raw = os.environ.get(KEEPALIVE_ENV, "")
+        time_ms = int(raw) if raw.isdigit() and int(raw) > 0 else KEEPALIVE_TIME_MS
+    timeout = max(1, round(KEEPALIVE_TIMEOUT_MS * time_ms / KEEPALIVE_TIME_MS))
+    return [
+        ("grpc.keepalive_time_ms", time_ms),
+        ("grpc.keepalive_timeout_ms", timeout),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+
+
+CHANNEL_OPTIONS = keepalive_channel_options(KEEPALIVE_TIME_MS)
 
 
 class BotRejected(Exception):
@@ -88,7 +106,7 @@ class BotClient:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.max_attempts = max_attempts
-        self.channel_options = channel_options or CHANNEL_OPTIONS
+        self.channel_options = channel_options or keepalive_channel_options()
         self.on_welcome = on_welcome
         self.instance_id = ""
         self.decisions = 0

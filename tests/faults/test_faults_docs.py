@@ -1,0 +1,37 @@
+"""The documented exit codes and settings are the ones the code uses."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from arena.tournament import cli
+from arena.tournament.executors import BROKER_RETRY_ENV, LOST_AFTER_ENV
+from arena.tournament.store import DEFAULT_RETRY_S, RETRY_ENV
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "tournaments.md"
+
+
+def test_exit_code_table_matches_the_code() -> None:
+    text = DOC.read_text()
+    table = dict(re.findall(r"^\| (\d+) \| ([^|]+) \|", text, flags=re.M))
+    assert {int(k) for k in table} == {
+        cli.EXIT_OK,
+        cli.EXIT_MATCH_FAILED,
+        cli.EXIT_USAGE,
+        cli.EXIT_UNAVAILABLE,
+        cli.EXIT_INTERRUPTED,
+        cli.EXIT_TERMINATED,
+    }
+    assert "Ctrl-C" in table[str(cli.EXIT_INTERRUPTED)]
+    assert "SIGTERM" in table[str(cli.EXIT_TERMINATED)]
+    assert "cannot be reached" in table[str(cli.EXIT_UNAVAILABLE)]
+
+
+def test_unattended_settings_are_documented() -> None:
+    text = DOC.read_text()
+    for name in (RETRY_ENV, LOST_AFTER_ENV, BROKER_RETRY_ENV):
+        assert f"`{name}`" in text, name
+    assert (
+        f"(default\n  {int(DEFAULT_RETRY_S)})" in text or f"default {int(DEFAULT_RETRY_S)}" in text
+    )

@@ -1,0 +1,182 @@
+"""The compose stack, checked without a container engine: the writers of results share one
+store, secrets come from an env file with no working defaults, ports stay on loopback.
+
+Interpolation is done here the way Compose does it (``${VAR:?message}`` refuses to start,
+``${VAR:-default}`` falls back, ``$$`` is a dollar), so the checks see what would run.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+COMPOSE = REPO / "docker-compose.yml"
+ENV_EXAMPLE = REPO / ".env.example"
+SECRETS = ("ARENA_ORGANISER_TOKEN", "POSTGRES_PASSWORD", "GRAFANA_ADMIN_PASSWORD")
+#: Services that write match results themselves.
+WRITERS = ("worker", "tournament")
+
+_VAR = re.compile(r"\$\$|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:\?|:-)(?P<arg>[^}]*))?\}")
+
+
+class Refused(Exception):
+    """What ``docker compose`` does with a required variable left unset or empty."""
+
+
+def interpolate(text: str, env: dict[str, str]) -> str:
+    def one(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        name, op, arg = m.group("name"), m.group("op"), m.group("arg")
+        value = env.get(name, "")
+        if op == ":?" and not value:
+            raise Refused(f"{name}: {arg}")
+        if op == ":-" and not value:
+            return arg
+        return value
+
+    return _VAR.sub(one, text)
+
+
+def load(env: dict[str, str]) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(interpolate(COMPOSE.read_text(), env))
+    return data
+
+
+def example_env() -> dict[str, str]:
+    out = {}
+    for line in ENV_EXAMPLE.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            out[key.strip()] = value.strip()
+    return out
+
+
+FILLED = {
+    "ARENA_ORGANISER_TOKEN": "t0ken-for-the-test",
+    "POSTGRES_PASSWORD": "pw-for-the-test",
+    "GRAFANA_ADMIN_PASSWORD": "grafana-for-the-test",
+}
+
+
+def test_compose_refuses_to_start_without_each_secret() -> None:
+    text = COMPOSE.read_text()
+    example = example_env()
+    for name in SECRETS:
+        assert f"${{{name}:?" in text, f"{name} must be required (${{{name}:?...}})"
+        assert f"${{{name}:-" not in text, f"{name} must have no default"
+        assert name in example and example[name] == "", f".env.example must leave {name} empty"
+        with pytest.raises(Refused, match=name):
+            load({k: v for k, v in FILLED.items() if k != name})
+    # The example as shipped does not start either: every secret must be filled in.
+    with pytest.raises(Refused):
+        load(example)
+    # Every required variable is explained in the example.
+    for m in _VAR.finditer(text):
+        if m.group("op") == ":?":
+            assert m.group("name") in example, m.group("name")
+    assert ".env" in (REPO / ".gitignore").read_text().split()
+
+
+def test_published_ports_are_on_loopback_unless_asked() -> None:
+    services = load(FILLED)["services"]
+    published = 0
+    for name, service in services.items():
+        for port in service.get("ports") or []:
+            published += 1
+            assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} beyond loopback"
+    assert published >= 4
+    wide = load({**FILLED, "ARENA_BIND": "0.0.0.0"})["services"]
+    assert str(wide["gateway"]["ports"][0]).startswith("0.0.0.0:")
+    raw = yaml.safe_load(COMPOSE.read_text())["services"]
+    for name, service in raw.items():
+        for port in service.get("ports") or []:
+            assert str(port).startswith("${ARENA_BIND:-127.0.0.1}:"), (name, port)
+
+
+def _db_url(service: dict[str, Any]) -> str | None:
+    command = [str(a) for a in service.get("command") or []]
+    if "--db" in command:
+        return command[command.index("--db") + 1]
+    return None
+
+
+def test_every_writer_of_results_reaches_the_same_postgresql_store() -> None:
+    data = load(FILLED)
+    services = data["services"]
+    postgres = services["postgres"]
+    env = postgres["environment"]
+    # The scheduler's store: the one whose URL it hands to the workers with every task.
+    url = _db_url(services["tournament"])
+    assert url is not None
+    parts = urlsplit(url)
+    assert parts.scheme == "postgresql"
+    assert parts.hostname == "postgres" and (parts.port or 5432) == 5432
+    assert parts.username == env["POSTGRES_USER"]
+    assert parts.password == env["POSTGRES_PASSWORD"] == FILLED["POSTGRES_PASSWORD"]
+    assert parts.path.lstrip("/") == env["POSTGRES_DB"]
+    for name in WRITERS:
+        service = services[name]
+        # The same store in the environment of every writer (arena leaderboard uses it too).
+        assert service["environment"]["ARENA_DB_URL"] == url, name
+        assert service["depends_on"]["postgres"]["condition"] == "service_healthy", name
+        # No writer keeps results in a file of its own that the others cannot see.
+        command = " ".join(str(a) for a in service.get("command") or [])
+        assert "sqlite" not in command, name
+    # The store's data survives a restart of its container.
+    mounts = {str(v).split(":")[1]: str(v).split(":")[0] for v in postgres["volumes"]}
+    volume = mounts["/var/lib/postgresql/data"]
+    assert volume in data["volumes"]
+    assert "healthcheck" in postgres
+    # The results of the demo live in PostgreSQL only: no SQLite volume is left behind.
+    for name, service in services.items():
+        for volume in service.get("volumes") or []:
+            assert "sqlite" not in str(volume), name
+
+
+def test_arena_image_has_the_store_driver() -> None:
+    from arena.tournament.store import parse_db_url
+
+    url = _db_url(load(FILLED)["services"]["tournament"])
+    assert url is not None
+    assert parse_db_url(url)[0] == "postgresql"
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert "psycopg[binary]" in pyproject  # installed by the image's `pip install .`
+
+
+def test_docker_compose_config_when_available(tmp_path: Path) -> None:
+    docker = shutil.which("docker")
+    probe = (
+        subprocess.run([docker, "compose", "version"], capture_output=True, timeout=30)
+        if docker
+        else None
+    )
+    if probe is None or probe.returncode != 0:
+        pytest.skip("docker compose is not installed here; the static checks above stand in")
+    env_file = tmp_path / ".env"
+    env_file.write_text("".join(f"{k}={v}\n" for k, v in FILLED.items()))
+    ok = subprocess.run(
+        [docker, "compose", "-f", str(COMPOSE), "--env-file", str(env_file), "config", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0, ok.stderr
+    empty = tmp_path / "empty.env"
+    empty.write_text("")
+    refused = subprocess.run(
+        [docker, "compose", "-f", str(COMPOSE), "--env-file", str(empty), "config", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode != 0 and "POSTGRES_PASSWORD" in refused.stderr + refused.stdout
