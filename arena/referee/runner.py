@@ -497,9 +497,11 @@ def resolve_seats(spec: MatchSpec, resolver: SeatResolver | None = None) -> list
     return [resolve_seat(ref, i, spec, resolver) for i, ref in enumerate(spec.bots)]
 
 
-async def _run_and_close(spec: MatchSpec, seats: list[Seat]) -> MatchResult:
+async def _run_and_close(
+    spec: MatchSpec, seats: list[Seat], on_event: EventSink | None = None
+) -> MatchResult:
     try:
-        return await run_match(spec, seats)
+        return await run_match(spec, seats, on_event)
     finally:
         for seat in seats:
             close = getattr(seat, "aclose", None)
@@ -508,10 +510,13 @@ async def _run_and_close(spec: MatchSpec, seats: list[Seat]) -> MatchResult:
                     await close()
 
 
-def run_match_sync(spec: MatchSpec, resolver: SeatResolver | None = None) -> MatchResult:
+def run_match_sync(
+    spec: MatchSpec, resolver: SeatResolver | None = None, on_event: EventSink | None = None
+) -> MatchResult:
     """Resolve the spec's bots and play the match in a fresh event loop (for executors).
 
+    ``on_event`` receives the public events, as a spectator would (live publishing).
     Must not be called from a running event loop; use :func:`run_match` there.
     """
     seats = resolve_seats(spec, resolver)
-    return asyncio.run(_run_and_close(spec, seats))
+    return asyncio.run(_run_and_close(spec, seats, on_event))
