@@ -56,6 +56,9 @@ _SCHEMA = (
         replay {BLOB}
     )""",
     "CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches (tournament, idx)",
+    # For the web pages: newest results first, in all or in one tournament.
+    "CREATE INDEX IF NOT EXISTS matches_by_finished ON matches (finished_at)",
+    "CREATE INDEX IF NOT EXISTS matches_by_t_finished ON matches (tournament, finished_at)",
     """CREATE TABLE IF NOT EXISTS round_plans (
         tournament TEXT NOT NULL,
         rnd INTEGER NOT NULL,
@@ -229,6 +232,10 @@ class ResultStore:
             if cur.description is None:
                 return []
             return list(cur.fetchall())
+
+    def query(self, stmt: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a read-only statement (``?`` placeholders) for reports and the web pages."""
+        return self._execute(stmt, params)
 
     # -- tournaments -------------------------------------------------------------------
 
