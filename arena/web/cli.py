@@ -19,6 +19,11 @@ from arena.tournament.spec import DEFAULT_DB
 from arena.tournament.store import ResultStore, StoreError
 
 
+def _one_line(exc: BaseException) -> str:
+    """Driver messages (psycopg's) run over several lines; a refusal is one line."""
+    return " ".join(str(exc).split())
+
+
 def _port_free(host: str, port: int) -> str | None:
     """None when ``host:port`` can be listened on, else why not."""
     try:
@@ -74,7 +79,7 @@ def web_main(argv: Sequence[str] | None = None) -> int:
         with ResultStore(args.db):
             pass
     except StoreError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
+        print(f"{prog}: {_one_line(exc)}", file=sys.stderr)
         return 2
     if args.routing:
         try:
@@ -138,7 +143,7 @@ def export_main(argv: Sequence[str] | None = None) -> int:
     try:
         store = ResultStore(args.db)
     except StoreError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
+        print(f"{prog}: {_one_line(exc)}", file=sys.stderr)
         return 2
     with store:
         if args.tournament:
