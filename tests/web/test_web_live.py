@@ -6,6 +6,7 @@ it arrives) is checked: no hand, no deck, no seed, and no card before it was sho
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -98,7 +99,8 @@ def _browser_bytes(driver: Any) -> tuple[list[str], list[bytes]]:
             except Exception:
                 continue  # an event stream has no body to fetch
             text = body.get("body", "")
-            bodies.append(text.encode() if not body.get("base64Encoded") else text.encode())
+            raw = base64.b64decode(text) if body.get("base64Encoded") else text.encode()
+            bodies.append(raw)
     return sse, bodies
 
 
