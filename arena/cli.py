@@ -253,6 +253,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "games/s with the local pool and with Celery workers; ratings time"),
     ("ratings", "arena.ratings.bench", "main", "ratings with CIs for many game results"),
     ("referee", "arena.referee.bench", "bench_main", "in-process decisions/s through the referee"),
+    ("web", "arena.web.bench", "bench_main",
+     "page and API latency of arena web on a store of 100,000 matches"),
 ]
 
 

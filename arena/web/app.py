@@ -13,6 +13,7 @@ import asyncio
 import datetime as _dt
 import json
 import math
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -503,9 +504,5 @@ def create_app(
                 })
         return page(request, "api.html", title="JSON API", groups=groups)
 
-    @app.on_event("shutdown")
-    def _close() -> None:
-        data.close()
-        live.close()
-
+    threading.Thread(target=data.warm_up, name="arena-web-warm-up", daemon=True).start()
     return app

@@ -115,6 +115,16 @@ class WebData:
         self._locks_guard = threading.Lock()
         self._frames: OrderedDict[str, JSON] = OrderedDict()
         self._frames_lock = threading.Lock()
+        self._planned: dict[str, int | None] = {}
+
+    def warm_up(self) -> None:
+        """Compute every tournament's figures once, so the first visitor does not wait."""
+        for info in self.tournament_infos():
+            try:
+                self.summary(info.name)
+                self.planned(info)
+            except Exception:  # a page will report it; warming up is only a head start
+                continue
 
     def close(self) -> None:
         self.store.close()
@@ -137,7 +147,18 @@ class WebData:
             return None
 
     def planned(self, info: TournamentInfo) -> int | None:
-        """Matches the format plans (for SPRT and leagues: the most it may play, or None)."""
+        """Matches the format plans (for SPRT and leagues: the most it may play, or None).
+
+        Fixed formats build their whole plan to count it, so the count is kept per spec.
+        """
+        key = json.dumps(info.spec, sort_keys=True)
+        if key in self._planned:
+            return self._planned[key]
+        total = self._planned_total(info)
+        self._planned[key] = total
+        return total
+
+    def _planned_total(self, info: TournamentInfo) -> int | None:
         spec = self.spec(info)
         if spec is None:
             return None
