@@ -209,6 +209,10 @@ def _clean_spool(directory: Path) -> None:
 
 
 _TRANSPORTS: dict[tuple[int, str], _Transport] = {}
+#: After a transport fails, matches of this process skip it for this long: a Redis that is
+#: down (or a host that drops packets) must not cost every match a connection timeout.
+RETRY_AFTER_S = 15.0
+_DOWN_UNTIL: dict[tuple[int, str], float] = {}
 
 
 def _transport(redis_url: str | None, db_url: str | None) -> _Transport | None:
@@ -217,6 +221,8 @@ def _transport(redis_url: str | None, db_url: str | None) -> _Transport | None:
         return None
     target = f"redis|{redis_url}" if redis_url else f"spool|{spool_dir_for(db_url)}"
     key = (os.getpid(), target)
+    if _DOWN_UNTIL.get(key, 0.0) > time.monotonic():
+        return None
     tr = _TRANSPORTS.get(key)
     if tr is None:
         tr = RedisTransport(redis_url) if redis_url else SpoolTransport(spool_dir_for(db_url))
@@ -236,8 +242,12 @@ class MatchPublisher:
     started: bool = False
 
     def _fail(self, what: str, exc: BaseException) -> None:
-        log.warning("live events of match %s stop (%s failed: %s); the match goes on",
-                    self.match_id, what, exc)
+        log.warning("live events of match %s stop (%s failed: %s); the match goes on, and "
+                    "matches of the next %.0f s are not published", self.match_id, what, exc,
+                    RETRY_AFTER_S)
+        for key, tr in list(_TRANSPORTS.items()):
+            if tr is self.transport:
+                _DOWN_UNTIL[key] = time.monotonic() + RETRY_AFTER_S
         self.transport = None
         self.buffer.clear()
 
