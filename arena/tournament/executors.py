@@ -75,7 +75,7 @@ def play_match_result(
         resolver = routing_resolver(routing_url)
     with publishing(match, executor=executor, worker=worker_identity(),
                     redis_url=routing_url, db_url=db_url) as on_event:
-        return run_match_sync(match.spec, resolver, on_event)
+        return run_match_sync(match.spec, resolver, on_event, labels=match.players)
 
 
 def play_record(

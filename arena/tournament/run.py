@@ -190,7 +190,7 @@ def run_tournament(
         already = len(done)
         if gauges and total is not None:
             gauges[0].set(total)  # type: ignore[attr-defined]
-        last_published = time.monotonic()
+        last_published = last_ci = time.monotonic()
 
         def on_result(rec: ResultRecord) -> None:
             nonlocal played
@@ -204,8 +204,12 @@ def run_tournament(
                 # Ratings move during a one-round format too, but a fit per match is waste.
                 now = time.monotonic()
                 if now - last_published >= RATINGS_EVERY_S:
+                    nonlocal last_ci
+                    with_ci = now - last_ci >= RATINGS_CI_EVERY_S
                     last_published = now
-                    publish_ratings(spec.name, done.values())
+                    last_ci = now if with_ci else last_ci
+                    publish_ratings(spec.name, done.values(),
+                                    bootstrap=CI_BOOTSTRAP if with_ci else 0)
             if max_matches is not None and played >= max_matches:
                 raise _Enough()
 
@@ -223,11 +227,14 @@ def run_tournament(
                 executor.run(todo, store, on_result)
                 done = store.results(spec.name)
                 if gauges:
-                    publish_ratings(spec.name, done.values())
+                    publish_ratings(spec.name, done.values(), bootstrap=CI_BOOTSTRAP)
+                    publish_sprt(spec.name, fmt)
         except _Enough:
             pass
         if gauges and played:
-            publish_ratings(spec.name, done.values())
+            publish_ratings(spec.name, done.values(), bootstrap=CI_BOOTSTRAP)
+        if gauges:
+            publish_sprt(spec.name, fmt)
         note = ""
         outcome = getattr(fmt, "outcome", None)
         if outcome is not None and hasattr(outcome, "describe"):
@@ -252,18 +259,47 @@ def run_tournament(
 
 #: How often a running tournament refreshes ``arena_rating`` between rounds.
 RATINGS_EVERY_S = 5.0
+#: How often, during a round, the 95% intervals (a bootstrap) are refreshed as well; they
+#: are always refreshed after a round and at the end.
+RATINGS_CI_EVERY_S = 30.0
+#: Bootstrap replicates of the published intervals: fewer than the leaderboard's 200, since
+#: a dashboard needs the bounds' trend, not their third digit.
+CI_BOOTSTRAP = 50
 
 
-def publish_ratings(tournament: str, records: Iterable[ResultRecord]) -> None:
-    """Set ``arena_rating{tournament,bot}`` from the stored results (no bootstrap: cheap)."""
+def publish_ratings(
+    tournament: str, records: Iterable[ResultRecord], *, bootstrap: int = 0
+) -> None:
+    """Set ``arena_rating{tournament,bot}`` from the stored results, and with ``bootstrap``
+    replicates also the interval bounds ``arena_rating_ci_low``/``_high``."""
     try:
-        from arena.observability.metrics import RATING
+        import math
+
+        from arena.observability.metrics import RATING, RATING_CI_HIGH, RATING_CI_LOW
         from arena.tournament.leaderboard import compute_leaderboard
 
-        for row in compute_leaderboard(list(records), n_bootstrap=0):
+        for row in compute_leaderboard(list(records), n_bootstrap=bootstrap):
             RATING.labels(tournament=tournament, bot=row.player).set(row.rating)
+            if bootstrap and math.isfinite(row.ci_low) and math.isfinite(row.ci_high):
+                RATING_CI_LOW.labels(tournament=tournament, bot=row.player).set(row.ci_low)
+                RATING_CI_HIGH.labels(tournament=tournament, bot=row.player).set(row.ci_high)
     except Exception as exc:  # a dashboard figure must never stop a tournament
         log.warning("ratings not published: %s", exc)
+
+
+def publish_sprt(tournament: str, fmt: object) -> None:
+    """Set ``arena_sprt_llr`` and its bounds when ``fmt`` is an SPRT match with a result."""
+    result = getattr(getattr(fmt, "outcome", None), "result", None)
+    if result is None:
+        return
+    try:
+        from arena.observability.metrics import SPRT_LLR, SPRT_LLR_BOUND
+
+        SPRT_LLR.labels(tournament=tournament).set(float(result.llr))
+        SPRT_LLR_BOUND.labels(tournament=tournament, bound="lower").set(float(result.lower))
+        SPRT_LLR_BOUND.labels(tournament=tournament, bound="upper").set(float(result.upper))
+    except Exception as exc:
+        log.warning("SPRT status not published: %s", exc)
 
 
 class _Enough(Exception):

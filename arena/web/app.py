@@ -81,6 +81,13 @@ def _num(v: Any, digits: int = 1) -> str:
     return f"{v:.{digits}f}"
 
 
+def _ms(v: Any) -> str:
+    """A latency: microseconds for in-process bots, milliseconds for remote ones."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    return f"{v * 1000:.0f} µs" if v < 1 else f"{v:.1f} ms"
+
+
 def _card(text: str) -> dict[str, str]:
     rank, suit = text[:-1], text[-1:]
     sym, colour = SUITS.get(suit, ("?", "black"))
@@ -128,7 +135,7 @@ def create_app(
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
     env = templates.env
-    env.filters.update(when=_when, ago=_ago, duration=_duration, num=_num, card=_card,
+    env.filters.update(when=_when, ago=_ago, duration=_duration, num=_num, card=_card, ms=_ms,
                        q=lambda s: quote(str(s), safe=""))
     env.globals.update(suits=SUITS, statuses=STATUSES)
 

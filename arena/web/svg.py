@@ -20,7 +20,9 @@ def _nice_step(span: float) -> float:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.2g}"
+    if abs(v) >= 10 or v == int(v):
+        return f"{v:.0f}"
+    return f"{v:.3g}"
 
 
 def line_chart(
@@ -45,8 +47,11 @@ def line_chart(
     if x1 == x0:
         x1 = x0 + 1
     y0, y1 = min(values), max(values)
-    pad = max((y1 - y0) * 0.08, 1.0)
+    pad = max((y1 - y0) * 0.08, 1.0 if y1 - y0 >= 1 else max(abs(y1) * 0.1, 1e-3))
+    non_negative = y0 >= 0
     y0, y1 = y0 - pad, y1 + pad
+    if non_negative:  # latencies, counts: no axis below zero
+        y0 = max(0.0, y0)
 
     def sx(v: float) -> float:
         return left + (v - x0) / (x1 - x0) * pw

@@ -258,3 +258,20 @@ def test_pages_answer_quickly_enough_to_be_usable(web: Any) -> None:
     for path in ("/", "/matches", "/live", "/bots", "/api", "/tournaments/web-duplicate"):
         assert get(web.url + path)[0] == 200, path
     assert time.monotonic() - t0 < 120
+
+
+def test_html_report_has_matches_sprt_and_head_to_head(
+    filled_store: dict[str, Any], web: Any, browser: Any, tmp_path: Any
+) -> None:
+    out = tmp_path / "report.html"
+    arena("report", "--db", filled_store["db"], "--out", str(out), "--web-url", web.url,
+          "--matches", "30")
+    text = out.read_text()
+    assert "<h2>Head to head</h2>" in text
+    assert "SPRT web-sprt: greedy against random" in text and "H1 accepted" in text
+    assert text.count(f"href='{web.url}/matches/") == 30
+    browser.get(out.as_uri())
+    link = browser.find_element(By.CSS_SELECTOR, f"a[href^='{web.url}/matches/']")
+    link.click()
+    _wait(browser, lambda d: "ready" in d.find_element(By.ID, "viewer").get_attribute("class"))
+    screenshot(browser, "report-link-to-replay", full=False)
