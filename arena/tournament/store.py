@@ -56,9 +56,13 @@ _SCHEMA = (
         replay {BLOB}
     )""",
     "CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches (tournament, idx)",
-    # For the web pages: newest results first, in all or in one tournament.
-    "CREATE INDEX IF NOT EXISTS matches_by_finished ON matches (finished_at)",
-    "CREATE INDEX IF NOT EXISTS matches_by_t_finished ON matches (tournament, finished_at)",
+    # For the web pages: newest results first, in all or in one tournament, filtered by
+    # player, status, forfeits, timeouts or illegal moves without reading the rows (whose
+    # replays make a table scan read the whole store).
+    "CREATE INDEX IF NOT EXISTS matches_for_lists ON matches "
+    "(finished_at, players, status, forfeit_seat, timeouts, illegal)",
+    "CREATE INDEX IF NOT EXISTS matches_for_lists_t ON matches "
+    "(tournament, finished_at, players, status, forfeit_seat, timeouts, illegal)",
     """CREATE TABLE IF NOT EXISTS round_plans (
         tournament TEXT NOT NULL,
         rnd INTEGER NOT NULL,

@@ -169,4 +169,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
         proc.terminate()
         proc.wait(timeout=30)
         log.close()
+        if args.keep is None:
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -20,10 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from arena.ratings import Sprt, sprt_bounds
 from arena.tournament.adaptive import SPRT_ROUND_SETS, pair_score
 from arena.tournament.formats import make_format, seatings_for
-from arena.tournament.leaderboard import BOOTSTRAP, LeaderRow, compute_leaderboard
+from arena.tournament.leaderboard import BOOTSTRAP, LeaderRow, compute_leaderboard, game_table
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import SpecError, TournamentSpec, parse_spec
 from arena.tournament.store import ResultStore, StoreError, TournamentInfo, _record
@@ -320,7 +322,9 @@ class WebData:
         page = max(1, min(page, pages))
         rows = self.store.query(
             f"SELECT {', '.join(_LIST_COLUMNS)} FROM matches{clause} "
-            "ORDER BY finished_at DESC, match_id LIMIT ? OFFSET ?",
+            # finished_at alone: the list index then gives the order without a sort
+            # (ties, rare, keep the index's order, stable from page to page).
+            "ORDER BY finished_at DESC LIMIT ? OFFSET ?",
             [*params, per_page, (page - 1) * per_page],
         )
         items = [match_json(_record(_LIST_COLUMNS, row)) for row in rows]
@@ -431,21 +435,38 @@ def _thin(points: list[tuple[float, float]], most: int) -> list[tuple[float, flo
 
 
 def _rating_history(by_time: Sequence[ResultRecord]) -> JSON:
-    """Ratings (no bootstrap) after growing prefixes of the results, in finishing order."""
-    n = len(by_time)
+    """Ratings (no bootstrap) after growing prefixes of the results, in finishing order.
+
+    The game table is built once and sliced: a fit per point, not a table per point.
+    """
+    from arena.ratings import GameTable, ratings_table
+
+    recs = [r for r in by_time if len(r.players) >= 2]
+    n = len(recs)
     if n < 2:
         return {"x": [], "series": []}
+    table = game_table(recs)
     points = min(HISTORY_POINTS, n)
     cuts = sorted({max(1, round(n * (i + 1) / points)) for i in range(points)})
-    players = sorted({p for r in by_time for p in r.players})
+    players = list(table.players)
     series: dict[str, list[float | None]] = {p: [] for p in players}
     for cut in cuts:
-        rows = {row.player: row.rating for row in compute_leaderboard(by_time[:cut],
-                                                                      n_bootstrap=0)}
+        seats = table.seats[:cut]
+        present = np.unique(seats[seats >= 0])
+        names = players
+        if len(present) < len(players):  # rate only who has played so far, as the board
+            remap = np.full(len(players) + 1, -1, dtype=np.int64)
+            remap[present] = np.arange(len(present))
+            seats = remap[seats]  # -1 indexes the last entry, which stays -1
+            names = [players[i] for i in present]
+        part = GameTable.from_arrays(names, seats, table.ranks[:cut],
+                                     table.groups[:cut], table.scores[:cut])
+        rows = {row.player: row for row in ratings_table(part, n_bootstrap=0)}
         for p in players:
-            v = rows.get(p)
-            series[p].append(_finite(v, 2) if v is not None else None)
-    return {"x": cuts, "series": [{"player": p, "rating": series[p]} for p in players]}
+            row = rows.get(p)
+            series[p].append(_finite(row.rating, 2) if row is not None and row.games else None)
+    return {"x": cuts, "series": [{"player": p, "rating": series[p]}
+                                  for p in sorted(players)]}
 
 
 def _head_to_head(records: Sequence[ResultRecord], order: Sequence[str]) -> JSON:
