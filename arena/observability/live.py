@@ -400,10 +400,19 @@ class LiveReader:
         out.sort(key=lambda m: (order.get(m.state, 3), -float(m.meta.get("started_at") or 0)))
         return out
 
-    def meta(self, match_id: str) -> LiveMatch | None:
-        for m in self.matches():
-            if m.meta.get("match_id") == match_id:
-                return m
+    def meta(self, match_id: str, *, now: float | None = None) -> LiveMatch | None:
+        """One match's entry, read on its own (a spectator's stream asks this often)."""
+        now = time.time() if now is None else now
+        if self.spool is not None:
+            path = self.spool / f"{match_id}.jsonl"
+            if path.exists():
+                return self._spool_entry(path, now)
+        if self._client is not None:
+            raw, score = self._client.get(PREFIX + "meta:" + match_id), self._client.zscore(
+                INDEX_KEY, match_id)
+            if raw and score is not None:
+                meta = json.loads(raw)
+                return LiveMatch(meta, _state(meta, float(score), now), float(score))
         return None
 
     def _redis_matches(self, now: float) -> list[LiveMatch]:
@@ -425,23 +434,28 @@ class LiveReader:
             return []
         out = []
         for path in self.spool.glob("*.jsonl"):
-            try:
-                mtime = path.stat().st_mtime
-                if mtime < now - KEEP_S:
-                    continue
-                with path.open("rb") as fh:
-                    first = fh.readline()
-                    meta = dict(json.loads(first)["meta"])
-                    fh.seek(max(0, path.stat().st_size - 64))
-                    tail = fh.read().splitlines()
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            if tail and tail[-1].startswith(b'{"end":'):
-                meta["state"] = "ended"
-                with contextlib.suppress(ValueError, KeyError):
-                    meta["ended_at"] = float(json.loads(tail[-1])["end"])
-            out.append(LiveMatch(meta, _state(meta, mtime, now), mtime))
+            entry = self._spool_entry(path, now)
+            if entry is not None:
+                out.append(entry)
         return out
+
+    def _spool_entry(self, path: Path, now: float) -> LiveMatch | None:
+        try:
+            mtime = path.stat().st_mtime
+            if mtime < now - KEEP_S:
+                return None
+            with path.open("rb") as fh:
+                first = fh.readline()
+                meta = dict(json.loads(first)["meta"])
+                fh.seek(max(0, path.stat().st_size - 64))
+                tail = fh.read().splitlines()
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if tail and tail[-1].startswith(b'{"end":'):
+            meta["state"] = "ended"
+            with contextlib.suppress(ValueError, KeyError):
+                meta["ended_at"] = float(json.loads(tail[-1])["end"])
+        return LiveMatch(meta, _state(meta, mtime, now), mtime)
 
     def read(self, match_id: str, cursor: str | None, *, block_ms: int = 0) -> list[Batch]:
         """Batches after ``cursor`` (None: from the first); waits up to ``block_ms`` for one."""

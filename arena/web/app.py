@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+import anyio
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import (
     HTMLResponse,
@@ -44,6 +45,10 @@ JSON = dict[str, Any]
 MAX_DELAY_S = 3600.0
 #: A comment line keeps idle event streams (and proxies) open.
 KEEPALIVE_S = 15.0
+#: How often a spectator's stream looks for new events, and after how long a silence it
+#: checks whether the match is still on.
+POLL_S = 0.2
+STATE_CHECK_S = 2.0
 SUITS = {"C": ("♣", "black"), "S": ("♠", "black"), "H": ("♥", "red"), "D": ("♦", "red")}
 
 
@@ -117,6 +122,8 @@ def create_app(
     live_dir: Path | None = None,
     min_delay_s: float = 0.0,
     n_bootstrap: int | None = None,
+    max_spectators: int = 256,
+    live_threads: int = 8,
 ) -> FastAPI:
     """The application for one results store; live matches from Redis and/or the spool."""
     data = WebData(db_url) if n_bootstrap is None else WebData(db_url, n_bootstrap=n_bootstrap)
@@ -131,6 +138,8 @@ def create_app(
     )
     app.state.data = data
     app.state.live = live
+    live_limiter = anyio.CapacityLimiter(live_threads)
+    streams = {"open": 0}
     app.add_middleware(GZipMiddleware, minimum_size=2048)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
@@ -321,10 +330,14 @@ def create_app(
         request: Request,
         match_id: str,
         delay: float = Query(0.0, ge=0.0, le=MAX_DELAY_S, description="seconds behind play"),
-    ) -> StreamingResponse:
+    ) -> Response:
         """`text/event-stream`: `event: events` with a JSON list of public events, from
         the first one; `event: end` after the match ends.  `Last-Event-ID` resumes."""
         await asyncio.to_thread(live_meta, match_id)
+        if streams["open"] >= max_spectators:
+            return JSONResponse(
+                {"detail": f"{max_spectators} spectators are watching already; try later"},
+                status_code=503, headers={"Retry-After": "10"})
         wait = max(delay, min_delay_s)
         cursor = request.headers.get("last-event-id") or None
         return StreamingResponse(
@@ -332,20 +345,37 @@ def create_app(
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
+    async def in_thread(func: Any, *args: Any) -> Any:
+        # Live reads take threads of their own: spectators never starve the pages.
+        return await anyio.to_thread.run_sync(func, *args, limiter=live_limiter)
+
     async def event_stream(
+        request: Request, match_id: str, cursor: str | None, delay: float
+    ) -> AsyncIterator[bytes]:
+        streams["open"] += 1
+        try:
+            async for chunk in _event_stream(request, match_id, cursor, delay):
+                yield chunk
+        finally:
+            streams["open"] -= 1
+
+    async def _event_stream(
         request: Request, match_id: str, cursor: str | None, delay: float
     ) -> AsyncIterator[bytes]:
         pending: list[Any] = []
         last_sent = time.monotonic()
+        quiet_since = time.monotonic()
         ended = False
         yield f"retry: 2000\nevent: hello\ndata: {json.dumps({'delay': delay})}\n\n".encode()
         while not await request.is_disconnected():
             if not ended:
-                batches = await asyncio.to_thread(live.read, match_id, cursor, block_ms=500)
+                batches = await in_thread(live.read, match_id, cursor)
                 for b in batches:
                     cursor = b.cursor
                     if b.events:
                         pending.append(b)
+                if batches:
+                    quiet_since = time.monotonic()
             now = time.time()
             while pending and pending[0].at + delay <= now:
                 b = pending.pop(0)
@@ -359,11 +389,12 @@ def create_app(
             if ended and not pending:
                 yield b"event: end\ndata: {}\n\n"
                 return
-            if not ended and not pending:
-                meta = await asyncio.to_thread(live.meta, match_id)
-                if meta is not None and meta.state == "ended":
-                    # Ended without a match_end event (an aborted match): read once more.
-                    rest = await asyncio.to_thread(live.read, match_id, cursor)
+            if not ended and not pending and time.monotonic() - quiet_since > STATE_CHECK_S:
+                quiet_since = time.monotonic()
+                meta = await in_thread(live.meta, match_id)
+                if meta is None or meta.state == "ended":
+                    # Ended without a match_end event (aborted), or expired: read once more.
+                    rest = await in_thread(live.read, match_id, cursor)
                     pending.extend(b for b in rest if b.events)
                     for b in rest:
                         cursor = b.cursor
@@ -375,6 +406,8 @@ def create_app(
                 last_sent = time.monotonic()
             if pending:
                 await asyncio.sleep(min(0.5, max(0.02, pending[0].at + delay - time.time())))
+            else:
+                await asyncio.sleep(POLL_S)
 
     @app.get("/api/bots", tags=["bots"], summary="Participants")
     def api_bots() -> list[JSON]:

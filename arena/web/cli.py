@@ -61,6 +61,8 @@ def web_main(argv: Sequence[str] | None = None) -> int:
                         "(default: derived from --db, as the executors do)")
     parser.add_argument("--min-delay", type=float, default=0.0, metavar="SECONDS",
                         help="spectators see live matches at least this far behind play")
+    parser.add_argument("--max-spectators", type=int, default=256, metavar="N",
+                        help="live event streams served at once (more are told to retry)")
     parser.add_argument("--bootstrap", type=int, default=None,
                         help="bootstrap replicates of the leaderboard intervals (default 200, "
                         "as arena leaderboard)")
@@ -71,6 +73,9 @@ def web_main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.min_delay < 0 or args.min_delay != args.min_delay:
         print(f"{prog}: --min-delay must be zero or more seconds", file=sys.stderr)
+        return 2
+    if args.max_spectators < 1:
+        print(f"{prog}: --max-spectators must be 1 or more", file=sys.stderr)
         return 2
     if args.bootstrap is not None and args.bootstrap < 0:
         print(f"{prog}: --bootstrap must be 0 or more", file=sys.stderr)
@@ -101,7 +106,8 @@ def web_main(argv: Sequence[str] | None = None) -> int:
     from arena.web.app import create_app
 
     app = create_app(args.db, routing_url=args.routing, live_dir=args.live_dir,
-                     min_delay_s=args.min_delay, n_bootstrap=args.bootstrap)
+                     min_delay_s=args.min_delay, n_bootstrap=args.bootstrap,
+                     max_spectators=args.max_spectators)
     print(f"{prog}: serving {args.db} on http://{args.host}:{args.port}/ "
           f"(live matches from {app.state.live.source}); Ctrl-C stops", file=sys.stderr,
           flush=True)

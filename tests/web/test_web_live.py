@@ -7,6 +7,7 @@ it arrives) is checked: no hand, no deck, no seed, and no card before it was sho
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import subprocess
@@ -220,3 +221,45 @@ def test_delayed_spectator_gets_events_no_sooner_than_asked(tmp_path: Path) -> N
             if run.poll() is None:
                 run.kill()
                 run.wait()
+
+
+def test_spectators_beyond_the_limit_are_told_to_retry(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from arena.observability.live import publishing
+    from arena.referee.types import MatchSpec
+    from arena.tournament.model import ScheduledMatch
+
+    db = f"sqlite:///{tmp_path / 'limit.sqlite3'}"
+    ResultStore(db).close()
+    match = ScheduledMatch("limit", 0, "g", 0, ("a", "b", "c"), MatchSpec(
+        "limit-match", {"preset": "classic", "options": {}}, "secret-seed",
+        ("greedy", "random", "random")))
+    with publishing(match, executor="inline", worker="here", redis_url=None,
+                    db_url=db) as pub, web_server(db, tmp_path / "web.log",
+                                                  "--max-spectators", "1") as web:
+        assert pub is not None
+        asyncio.run(pub({"type": "match_start", "match_id": "limit-match", "seats": ["a"],
+                         "hand": ["AS"], "seed": "secret-seed"}))
+        first = urllib.request.urlopen(f"{web.url}/api/live/limit-match/events", timeout=30)
+        got: list[str] = []
+        def read_lines() -> None:
+            with contextlib.suppress(Exception):  # the stream is closed under it at the end
+                for _ in range(12):
+                    got.append(first.readline().decode())
+
+        reader = threading.Thread(target=read_lines, daemon=True)
+        reader.start()
+        wait_for(lambda: any(line.startswith("data: [") for line in got), what="first events")
+        # Only public keys left the web process: no hand, no seed.
+        data = next(line for line in got if line.startswith("data: ["))
+        assert "hand" not in data and "secret-seed" not in data and "match_start" in data
+        try:
+            urllib.request.urlopen(f"{web.url}/api/live/limit-match/events", timeout=30)
+            raise AssertionError("a second spectator was let in")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 503 and exc.headers["Retry-After"] == "10"
+        first.close()
