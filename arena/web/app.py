@@ -31,6 +31,7 @@ from fastapi.responses import (
 )
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 from starlette.middleware.gzip import GZipMiddleware
 
 from arena.observability.live import LiveMatch, LiveReader, public_event, spool_dir_for
@@ -93,6 +94,12 @@ def _ms(v: Any) -> str:
     return f"{v * 1000:.0f} µs" if v < 1 else f"{v:.1f} ms"
 
 
+def _code(text: str) -> Markup:
+    """Docstring text with `backticks` shown as code (everything else escaped)."""
+    parts = str(escape(text)).split("`")
+    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
+
+
 def _card(text: str) -> dict[str, str]:
     rank, suit = text[:-1], text[-1:]
     sym, colour = SUITS.get(suit, ("?", "black"))
@@ -141,11 +148,19 @@ def create_app(
     live_limiter = anyio.CapacityLimiter(live_threads)
     streams = {"open": 0}
     app.add_middleware(GZipMiddleware, minimum_size=2048)
+
+    @app.middleware("http")
+    async def _headers(request: Request, call_next: Any) -> Response:
+        response: Response = await call_next(request)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault("X-Frame-Options", "SAMEORIGIN")
+        return response
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     templates = Jinja2Templates(directory=HERE / "templates")
     env = templates.env
     env.filters.update(when=_when, ago=_ago, duration=_duration, num=_num, card=_card, ms=_ms,
-                       q=lambda s: quote(str(s), safe=""))
+                       code=_code, q=lambda s: quote(str(s), safe=""))
     env.globals.update(suits=SUITS, statuses=STATUSES)
 
     def page(request: Request, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
