@@ -107,7 +107,9 @@ def spool_dir_for(db_url: str | None) -> Path:
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    # No sort_keys: sorting makes encoding a batch several times slower, and every match
+    # pays it for every batch.
+    return json.dumps(value, separators=(",", ":"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -115,13 +117,16 @@ def _dump(value: Any) -> str:
 
 
 class _Transport:
-    def start(self, match_id: str, meta: JSON) -> None:
+    """Where batches go.  ``start`` and ``end`` carry the first and last batch too, so a
+    short match costs two writes (two Redis round trips), not five."""
+
+    def start(self, match_id: str, meta: JSON, events: list[JSON], now: float) -> None:
         raise NotImplementedError
 
     def batch(self, match_id: str, events: list[JSON], now: float) -> None:
         raise NotImplementedError
 
-    def end(self, match_id: str, now: float) -> None:
+    def end(self, match_id: str, events: list[JSON], now: float) -> None:
         raise NotImplementedError
 
 
@@ -130,33 +135,38 @@ class RedisTransport(_Transport):
         import redis
 
         self.client = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
+        self.ended = 0
 
-    def start(self, match_id: str, meta: JSON) -> None:
-        pipe = self.client.pipeline(transaction=False)
-        pipe.set(PREFIX + "meta:" + match_id, _dump({**meta, "state": "running"}), ex=int(KEEP_S))
-        pipe.delete(PREFIX + "events:" + match_id)  # a re-delivered match starts afresh
-        pipe.zadd(INDEX_KEY, {match_id: time.time()})
-        pipe.execute()
-
-    def batch(self, match_id: str, events: list[JSON], now: float) -> None:
+    def _add(self, pipe: Any, match_id: str, events: list[JSON], now: float) -> None:
         key = PREFIX + "events:" + match_id
-        pipe = self.client.pipeline(transaction=False)
         pipe.xadd(key, {"t": repr(now), "events": _dump(events)}, maxlen=MAX_BATCHES,
                   approximate=True)
         pipe.expire(key, int(KEEP_S))
+
+    def start(self, match_id: str, meta: JSON, events: list[JSON], now: float) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        pipe.set(PREFIX + "meta:" + match_id, _dump(meta), ex=int(KEEP_S))
+        pipe.delete(PREFIX + "events:" + match_id, PREFIX + "end:" + match_id)  # a redelivery
+        if events:
+            self._add(pipe, match_id, events, now)
         pipe.zadd(INDEX_KEY, {match_id: now})
         pipe.execute()
 
-    def end(self, match_id: str, now: float) -> None:
-        meta_key = PREFIX + "meta:" + match_id
-        raw = self.client.get(meta_key)
-        meta = json.loads(raw) if raw else {"match_id": match_id}
-        meta.update(state="ended", ended_at=now)
+    def batch(self, match_id: str, events: list[JSON], now: float) -> None:
         pipe = self.client.pipeline(transaction=False)
-        pipe.set(meta_key, _dump(meta), ex=int(KEEP_S))
+        self._add(pipe, match_id, events, now)
         pipe.zadd(INDEX_KEY, {match_id: now})
-        # Forget matches that ended long ago (their keys expired by themselves).
-        pipe.zremrangebyscore(INDEX_KEY, "-inf", now - KEEP_S)
+        pipe.execute()
+
+    def end(self, match_id: str, events: list[JSON], now: float) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        if events:
+            self._add(pipe, match_id, events, now)
+        pipe.set(PREFIX + "end:" + match_id, repr(now), ex=int(KEEP_S))
+        pipe.zadd(INDEX_KEY, {match_id: now})
+        self.ended += 1
+        if self.ended % 100 == 1:  # now and then, forget matches whose keys expired
+            pipe.zremrangebyscore(INDEX_KEY, "-inf", now - KEEP_S)
         pipe.execute()
 
 
@@ -172,10 +182,13 @@ class SpoolTransport(_Transport):
     def _path(self, match_id: str) -> Path:
         return self.dir / f"{match_id}.jsonl"
 
-    def start(self, match_id: str, meta: JSON) -> None:
+    def start(self, match_id: str, meta: JSON, events: list[JSON], now: float) -> None:
         path = self._path(match_id)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(_dump({"meta": meta}) + "\n", encoding="utf-8")
+        lines = _dump({"meta": meta}) + "\n"
+        if events:
+            lines += _dump({"t": now, "events": events}) + "\n"
+        tmp.write_text(lines, encoding="utf-8")
         os.replace(tmp, path)  # a re-delivered match starts afresh
         self._files[match_id] = path.open("a", encoding="utf-8")
 
@@ -184,11 +197,12 @@ class SpoolTransport(_Transport):
         fh.write(_dump({"t": now, "events": events}) + "\n")
         fh.flush()
 
-    def end(self, match_id: str, now: float) -> None:
+    def end(self, match_id: str, events: list[JSON], now: float) -> None:
         fh = self._files.pop(match_id, None)
         if fh is None:
             return
-        fh.write(_dump({"end": now}) + "\n")
+        tail = _dump({"t": now, "events": events}) + "\n" if events else ""
+        fh.write(tail + _dump({"end": now}) + "\n")
         fh.close()
 
 
@@ -232,7 +246,11 @@ def _transport(redis_url: str | None, db_url: str | None) -> _Transport | None:
 
 @dataclass
 class MatchPublisher:
-    """The ``on_event`` callback of one match: buffers public events, writes batches."""
+    """The ``on_event`` callback of one match: buffers public events, writes batches.
+
+    Nothing is written before the match's first event, which goes out at once with the
+    metadata (the match appears in the live list); the last batch goes with the end.
+    """
 
     match_id: str
     meta: JSON
@@ -252,44 +270,50 @@ class MatchPublisher:
         self.buffer.clear()
 
     async def __call__(self, event: JSON) -> None:
+        # The referee's events are public by construction (the web process filters each
+        # one to its public keys again before a browser gets it), so here only the kind is
+        # checked: this runs on every event of every match and must stay cheap.
         if self.transport is None:
             return
-        ev = public_event(event)
-        if ev is None:
+        kind = event.get("type")
+        if kind not in PUBLIC_EVENTS:
             return
-        self.buffer.append(ev)
+        self.buffer.append(event)
+        if kind == "match_end":
+            return  # written with the end, in one go
         now = time.time()
-        kind = ev["type"]
-        if kind in ("match_start", "match_end") or now - self.flushed_at >= FLUSH_S:
+        if not self.started or now - self.flushed_at >= FLUSH_S:
             self.flush(now)
 
     def open(self) -> None:
-        if self.transport is None:
-            return
-        try:
-            self.transport.start(self.match_id, self.meta)
-            self.started = True
-        except Exception as exc:
-            self._fail("starting", exc)
         self.flushed_at = time.time()
 
     def flush(self, now: float | None = None) -> None:
         now = time.time() if now is None else now
         self.flushed_at = now
-        if self.transport is None or not self.buffer:
+        if self.transport is None:
             return
         events, self.buffer = self.buffer, []
         try:
-            self.transport.batch(self.match_id, events, now)
+            if not self.started:
+                self.transport.start(self.match_id, {**self.meta, "state": "running"},
+                                     events, now)
+                self.started = True
+            elif events:
+                self.transport.batch(self.match_id, events, now)
         except Exception as exc:
             self._fail("writing", exc)
 
     def close(self) -> None:
-        self.flush()
+        if self.transport is None:
+            return
+        if not self.started:
+            self.flush()
         if self.transport is None or not self.started:
             return
+        events, self.buffer = self.buffer, []
         try:
-            self.transport.end(self.match_id, time.time())
+            self.transport.end(self.match_id, events, time.time())
         except Exception as exc:
             self._fail("ending", exc)
 
@@ -408,10 +432,11 @@ class LiveReader:
             if path.exists():
                 return self._spool_entry(path, now)
         if self._client is not None:
-            raw, score = self._client.get(PREFIX + "meta:" + match_id), self._client.zscore(
-                INDEX_KEY, match_id)
+            raw, ended = self._client.mget([PREFIX + "meta:" + match_id,
+                                            PREFIX + "end:" + match_id])
+            score = self._client.zscore(INDEX_KEY, match_id)
             if raw and score is not None:
-                meta = json.loads(raw)
+                meta = _with_end(json.loads(raw), ended)
                 return LiveMatch(meta, _state(meta, float(score), now), float(score))
         return None
 
@@ -421,11 +446,12 @@ class LiveReader:
             return []
         ids = [r[0].decode() if isinstance(r[0], bytes) else str(r[0]) for r in rows]
         metas = self._client.mget([PREFIX + "meta:" + i for i in ids])
+        ends = self._client.mget([PREFIX + "end:" + i for i in ids])
         out = []
-        for (_, score), raw in zip(rows, metas, strict=True):
+        for (_, score), raw, ended in zip(rows, metas, ends, strict=True):
             if not raw:
                 continue
-            meta = json.loads(raw)
+            meta = _with_end(json.loads(raw), ended)
             out.append(LiveMatch(meta, _state(meta, float(score), now), float(score)))
         return out
 
@@ -512,6 +538,12 @@ class LiveReader:
         if self._client is not None:
             with contextlib.suppress(Exception):
                 self._client.close()
+
+
+def _with_end(meta: JSON, ended: Any) -> JSON:
+    if ended:
+        meta = {**meta, "state": "ended", "ended_at": float(ended)}
+    return meta
 
 
 def _state(meta: JSON, updated: float, now: float) -> str:

@@ -79,6 +79,39 @@ def _fill(path: Path, n: int, base_matches: int = 40) -> list[str]:
     return ids
 
 
+def _live_overhead(n: int, tmp: Path, redis_url: str | None) -> None:
+    """Games/s of one process playing the same seeded matches with live publishing off,
+    into the spool directory, and (with a Redis URL) into Redis streams."""
+    from arena.referee.types import MatchSpec
+    from arena.tournament.executors import play_match_result
+    from arena.tournament.model import ScheduledMatch
+
+    matches = [ScheduledMatch("bench-live", i, f"g{i}", 0, ("a", "b", "c"), MatchSpec(
+        f"bench-live-{i}", {"preset": "classic", "options": {}}, f"bench-live/{i}",
+        ("greedy", "random", "greedy"), max_deals=20)) for i in range(n)]
+    db = f"sqlite:///{tmp / 'live-bench.sqlite3'}"
+    modes: list[tuple[str, str | None, str]] = [("off", None, "off"), ("spool", None, "on")]
+    if redis_url:
+        modes.append(("redis", redis_url, "on"))
+    print(f"live publishing overhead: {n} matches of 20 deals, one process, CPU time of "
+          "this process (other load on the machine does not count), modes interleaved")
+    cpu = {label: 0.0 for label, _, _ in modes}
+    rounds = 5
+    for r in range(rounds):
+        part = matches[r * n // rounds:(r + 1) * n // rounds]
+        for label, url, switch in modes:
+            os.environ["ARENA_LIVE"] = switch
+            t0 = time.process_time()
+            for m in part:
+                play_match_result(m, url, db_url=db)
+            cpu[label] += time.process_time() - t0
+    for label, _, _ in modes:
+        extra = (cpu[label] / cpu["off"] - 1) * 100
+        print(f"  {label:<6} {n / cpu[label]:8.1f} matches per CPU-second"
+              + (f"  ({extra:+.1f}% CPU per match)" if label != "off" else ""))
+    os.environ.pop("ARENA_LIVE", None)
+
+
 def _pct(values: Sequence[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
@@ -89,7 +122,14 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--matches", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=40, help="requests per page")
     parser.add_argument("--keep", type=Path, help="build the store here and keep it")
+    parser.add_argument("--live", type=int, default=0, metavar="N",
+                        help="instead, time N matches played with live publishing off and on")
+    parser.add_argument("--redis", help="with --live: also publish to this Redis")
     args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.live:
+        with tempfile.TemporaryDirectory(prefix="arena-bench-live-") as live_tmp:
+            _live_overhead(args.live, Path(live_tmp), args.redis)
+        return 0
     if args.matches < 10 or args.requests < 2:
         print("arena bench web: --matches must be 10 or more, --requests 2 or more",
               file=sys.stderr)
