@@ -408,7 +408,7 @@ class LiveReader:
 
     @property
     def source(self) -> str:
-        parts = [f"Redis {self.redis_url}"] if self.redis_url else []
+        parts = [f"Redis {_redacted(self.redis_url)}"] if self.redis_url else []
         if self.spool is not None:
             parts.append(f"spool directory {self.spool}")
         return " and ".join(parts) or "nothing"
@@ -538,6 +538,18 @@ class LiveReader:
         if self._client is not None:
             with contextlib.suppress(Exception):
                 self._client.close()
+
+
+def _redacted(url: str) -> str:
+    """A Redis URL without its password: the live page shows where events come from."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def _with_end(meta: JSON, ended: Any) -> JSON:

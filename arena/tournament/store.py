@@ -63,6 +63,7 @@ _SCHEMA = (
     "(finished_at, players, status, forfeit_seat, timeouts, illegal)",
     "CREATE INDEX IF NOT EXISTS matches_for_lists_t ON matches "
     "(tournament, finished_at, players, status, forfeit_seat, timeouts, illegal)",
+    "CREATE INDEX IF NOT EXISTS matches_by_group ON matches (tournament, grp)",
     """CREATE TABLE IF NOT EXISTS round_plans (
         tournament TEXT NOT NULL,
         rnd INTEGER NOT NULL,

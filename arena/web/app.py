@@ -13,6 +13,7 @@ import asyncio
 import datetime as _dt
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -37,7 +38,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from arena.observability.live import LiveMatch, LiveReader, public_event, spool_dir_for
 from arena.tournament.store import StoreError
 from arena.web import svg
-from arena.web.data import MATCH_ID_RE, STATUSES, NotFound, WebData, match_json
+from arena.web.data import MATCH_ID_RE, STATUSES, Embargoed, NotFound, WebData, match_json
 from arena.web.frames import FramesError, frame_index, parse_position
 
 HERE = Path(__file__).resolve().parent
@@ -50,6 +51,8 @@ KEEPALIVE_S = 15.0
 #: checks whether the match is still on.
 POLL_S = 0.2
 STATE_CHECK_S = 2.0
+#: ``scheme://user:password@`` in an error message: the password never reaches a page.
+_PASSWORD_IN_URL = re.compile(r"(://[^:/@\s]*):[^@\s]*@")
 SUITS = {"C": ("♣", "black"), "S": ("♠", "black"), "H": ("♥", "red"), "D": ("♦", "red")}
 
 
@@ -106,6 +109,19 @@ def _card(text: str) -> dict[str, str]:
     return {"rank": "10" if rank == "T" else rank, "suit": sym, "colour": colour}
 
 
+def public_spec(spec: JSON, *, finished: bool) -> JSON:
+    """The spec as visitors may see it: no database or broker URLs (they may hold
+    passwords), and no seed until the tournament is over (every deal derives from it)."""
+    out = {k: v for k, v in spec.items() if k != "db"}
+    executor = dict(spec.get("executor") or {})
+    for key in ("broker", "routing"):
+        executor.pop(key, None)
+    out["executor"] = executor
+    if not finished and "seed" in out:
+        out["seed"] = "(hidden until the tournament is over)"
+    return out
+
+
 def _unavailable_errors() -> list[type[Exception]]:
     """Exceptions that mean a service is down rather than a bug: answered with 503."""
     import sqlite3
@@ -131,6 +147,7 @@ def create_app(
     n_bootstrap: int | None = None,
     max_spectators: int = 256,
     live_threads: int = 8,
+    open_sets: bool = False,
 ) -> FastAPI:
     """The application for one results store; live matches from Redis and/or the spool."""
     data = WebData(db_url) if n_bootstrap is None else WebData(db_url, n_bootstrap=n_bootstrap)
@@ -143,6 +160,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
+    data.close_sets = not open_sets
     app.state.data = data
     app.state.live = live
     live_limiter = anyio.CapacityLimiter(live_threads)
@@ -175,6 +193,12 @@ def create_app(
             return page(request, "error.html", 404, title="Not found", message=str(exc))
         return JSONResponse({"detail": str(exc)}, status_code=404)
 
+    @app.exception_handler(Embargoed)
+    async def embargoed(request: Request, exc: Embargoed) -> Response:
+        if wants_html(request):
+            return page(request, "error.html", 403, title="Not yet", message=str(exc))
+        return JSONResponse({"detail": str(exc)}, status_code=403)
+
     @app.exception_handler(FramesError)
     async def bad_replay(request: Request, exc: FramesError) -> Response:
         msg = f"this match's replay cannot be re-played: {exc}"
@@ -184,7 +208,8 @@ def create_app(
 
     async def unavailable(request: Request, exc: Exception) -> Response:
         # The store or Redis went away: say so (the next request tries again).
-        msg = f"the results store or the live feed cannot be read right now: {exc}"
+        detail = _PASSWORD_IN_URL.sub(r"\1:***@", " ".join(str(exc).split()))
+        msg = f"the results store or the live feed cannot be read right now: {detail}"
         if wants_html(request):
             return page(request, "error.html", 503, title="Unavailable", message=msg)
         return JSONResponse({"detail": msg}, status_code=503)
@@ -225,12 +250,12 @@ def create_app(
         s = data.summary(name)
         running_here = [m for m in safe_live()
                         if m.meta.get("tournament") == name and m.state == "running"]
-        spec = dict(info.spec)
+        progress = data.progress(info, len(running_here))
         return {
             "name": name,
-            "spec": spec,
+            "spec": public_spec(info.spec, finished=bool(progress["finished"])),
             "created_at": info.created_at,
-            "progress": data.progress(info, len(running_here)),
+            "progress": progress,
             "live": [m.to_json() for m in running_here],
             "sprt": s.sprt,
         }
@@ -291,7 +316,11 @@ def create_app(
     @app.get("/api/matches/{match_id}", tags=["matches"], summary="One match")
     def api_match(match_id: str) -> JSON:
         """The stored result: players, scores, ranks, per-seat statistics (no replay)."""
-        return match_json(data.match(match_id))
+        rec = data.match(match_id)
+        out = match_json(rec)
+        if data.embargo(rec.tournament, rec.group) is not None:
+            out.update(seed=None, embargoed=True)
+        return out
 
     @app.get("/api/matches/{match_id}/replay", tags=["matches"], summary="Replay file")
     def api_replay(match_id: str) -> Response:
@@ -348,7 +377,16 @@ def create_app(
     ) -> Response:
         """`text/event-stream`: `event: events` with a JSON list of public events, from
         the first one; `event: end` after the match ends.  `Last-Event-ID` resumes."""
-        await asyncio.to_thread(live_meta, match_id)
+        meta = await asyncio.to_thread(live_meta, match_id)
+        why = await asyncio.to_thread(
+            data.embargo, str(meta.meta.get("tournament")), str(meta.meta.get("group") or ""))
+        if why is not None:
+            # Sent as a stream so the browser's EventSource comes back by itself, and the
+            # match opens as soon as its duplicate set is complete.
+            body = json.dumps({"detail": str(why), "done": why.done, "size": why.size})
+            return Response(f"retry: 5000\nevent: embargo\ndata: {body}\n\n",
+                            media_type="text/event-stream",
+                            headers={"Cache-Control": "no-cache"})
         if streams["open"] >= max_spectators:
             return JSONResponse(
                 {"detail": f"{max_spectators} spectators are watching already; try later"},
@@ -498,7 +536,7 @@ def create_app(
 
     @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
     def match_page(request: Request, match_id: str, at: str | None = None) -> HTMLResponse:
-        rec = data.match(match_id)
+        rec = data.open_match(match_id)
         full = data.frames(match_id)
         idx = frame_index(full, parse_position(at))
         frame = full["frames"][idx] if full["frames"] else None

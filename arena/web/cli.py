@@ -63,6 +63,9 @@ def web_main(argv: Sequence[str] | None = None) -> int:
                         help="spectators see live matches at least this far behind play")
     parser.add_argument("--max-spectators", type=int, default=256, metavar="N",
                         help="live event streams served at once (more are told to retry)")
+    parser.add_argument("--open-sets", action="store_true",
+                        help="show replays, seeds and live cards of duplicate sets still being "
+                        "played (only for an audience whose bots cannot reach this server)")
     parser.add_argument("--bootstrap", type=int, default=None,
                         help="bootstrap replicates of the leaderboard intervals (default 200, "
                         "as arena leaderboard)")
@@ -107,7 +110,7 @@ def web_main(argv: Sequence[str] | None = None) -> int:
 
     app = create_app(args.db, routing_url=args.routing, live_dir=args.live_dir,
                      min_delay_s=args.min_delay, n_bootstrap=args.bootstrap,
-                     max_spectators=args.max_spectators)
+                     max_spectators=args.max_spectators, open_sets=args.open_sets)
     print(f"{prog}: serving {args.db} on http://{args.host}:{args.port}/ "
           f"(live matches from {app.state.live.source}); Ctrl-C stops", file=sys.stderr,
           flush=True)

@@ -52,6 +52,23 @@ class NotFound(LookupError):
     """No such tournament, match or bot (the page answers 404 with this message)."""
 
 
+class Embargoed(PermissionError):
+    """A game's deals are still to be played by other seats of its duplicate set.
+
+    The games of a duplicate set share one deal sequence, and several of them are often
+    played at the same time: a finished game's replay or seed, or the cards a running one
+    shows live, would tell a bot in a sibling game the hands it is about to play.  So they
+    stay closed until every game of the set is stored (the page answers 403).
+    """
+
+    def __init__(self, done: int, size: int) -> None:
+        super().__init__(
+            f"this game's deals are still to be played in other seats of its duplicate set "
+            f"({done} of {size} games stored): its replay opens when the set is complete")
+        self.done = done
+        self.size = size
+
+
 def _finite(value: float | None, digits: int = 4) -> float | None:
     if value is None or not math.isfinite(value):
         return None
@@ -118,6 +135,10 @@ class WebData:
         self._frames: OrderedDict[str, JSON] = OrderedDict()
         self._frames_lock = threading.Lock()
         self._planned: dict[str, int | None] = {}
+        self._set_sizes: dict[str, int | None] = {}
+        #: False (``arena web --open-sets``) shows incomplete duplicate sets anyway: for an
+        #: audience whose bots cannot reach this server.
+        self.close_sets = True
 
     def warm_up(self) -> None:
         """Compute every tournament's figures once, so the first visitor does not wait."""
@@ -282,6 +303,42 @@ class WebData:
             "first_finished_at": s.first_finished, "last_finished_at": s.last_finished,
         }
 
+    # -- duplicate sets ------------------------------------------------------------------
+
+    def set_size(self, tournament: str) -> int | None:
+        """Games per duplicate set of a tournament (None when it has no sets)."""
+        if tournament not in self._set_sizes:
+            try:
+                spec = self.spec(self.info(tournament))
+            except NotFound:
+                return None  # not registered (yet): ask again next time
+            size = None
+            if spec is not None and spec.format.type in ("duplicate", "gauntlet", "sprt",
+                                                         "league", "swiss"):
+                size = len(seatings_for(spec.seats, spec.format.seatings))
+            self._set_sizes[tournament] = size
+        return self._set_sizes[tournament]
+
+    def set_counts(self, tournament: str, groups: Sequence[str]) -> dict[str, int]:
+        sets = sorted({g for g in groups if g.startswith("set-")})
+        if not sets:
+            return {}
+        marks = ", ".join("?" for _ in sets)
+        rows = self.store.query(
+            f"SELECT grp, COUNT(*) FROM matches WHERE tournament = ? AND grp IN ({marks}) "
+            "GROUP BY grp", [tournament, *sets])
+        return {str(g): int(n) for g, n in rows}
+
+    def embargo(self, tournament: str, group: str) -> Embargoed | None:
+        """Why a game of this set must stay closed, or None when it may be shown."""
+        if not self.close_sets or not group.startswith("set-"):
+            return None
+        size = self.set_size(tournament)
+        if size is None or size <= 1:
+            return None
+        done = self.set_counts(tournament, [group]).get(group, 0)
+        return Embargoed(done, size) if done < size else None
+
     # -- matches -------------------------------------------------------------------------
 
     def matches(
@@ -328,6 +385,22 @@ class WebData:
             [*params, per_page, (page - 1) * per_page],
         )
         items = [match_json(_record(_LIST_COLUMNS, row)) for row in rows]
+        if self.close_sets:
+            by_t: dict[str, list[str]] = {}
+            for m in items:
+                by_t.setdefault(m["tournament"], []).append(m["group"])
+            complete: set[tuple[str, str]] = set()
+            for t, groups in by_t.items():
+                size = self.set_size(t)
+                if size and size > 1:
+                    counts = self.set_counts(t, groups)
+                    complete |= {(t, g) for g, n in counts.items() if n >= size}
+            for m in items:
+                size = self.set_size(m["tournament"])
+                if (m["group"].startswith("set-") and size and size > 1
+                        and (m["tournament"], m["group"]) not in complete):
+                    m["seed"] = None
+                    m["embargoed"] = True
         return {"total": total, "page": page, "pages": pages, "per_page": per_page,
                 "matches": items}
 
@@ -339,8 +412,16 @@ class WebData:
             raise NotFound(f"no match '{match_id}' in this store")
         return rec
 
+    def open_match(self, match_id: str) -> ResultRecord:
+        """The stored match, refused while its duplicate set is incomplete."""
+        rec = self.match(match_id)
+        why = self.embargo(rec.tournament, rec.group)
+        if why is not None:
+            raise why
+        return rec
+
     def replay(self, match_id: str) -> JSON:
-        self.match(match_id)
+        self.open_match(match_id)
         rec = self.store.get(match_id, with_replay=True)
         if rec is None or rec.replay is None:
             raise NotFound(f"match '{match_id}' has no stored replay")
@@ -353,7 +434,8 @@ class WebData:
             if hit is not None:
                 self._frames.move_to_end(match_id)
                 return hit
-        rec = self.store.get(match_id, with_replay=True) if MATCH_ID_RE.match(match_id) else None
+        self.open_match(match_id)
+        rec = self.store.get(match_id, with_replay=True)
         if rec is None or rec.replay is None:
             self.replay(match_id)  # raises the right NotFound
             raise NotFound(f"match '{match_id}' has no stored replay")
@@ -550,4 +632,4 @@ def _sprt_trace(spec: TournamentSpec, records: Sequence[ResultRecord]) -> JSON:
     }
 
 
-__all__ = ["STATUSES", "NotFound", "StoreError", "WebData", "match_json"]
+__all__ = ["STATUSES", "Embargoed", "NotFound", "StoreError", "WebData", "match_json"]

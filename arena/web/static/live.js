@@ -125,10 +125,20 @@
     state.className = "pill" + (live ? " live" : "");
   }
   var src = new EventSource("/api/live/" + encodeURIComponent(matchId) + "/events?delay=" + delay);
-  src.addEventListener("hello", function () { setState("live", true); });
+  src.addEventListener("hello", function () {
+    setState("live", true);
+    document.getElementById("embargo").hidden = true;
+  });
   src.addEventListener("events", function (msg) {
     JSON.parse(msg.data).forEach(fold);
     schedule();
+  });
+  src.addEventListener("embargo", function (msg) {
+    var info = JSON.parse(msg.data);
+    setState("held back", false);
+    var note = document.getElementById("embargo");
+    note.textContent = info.detail + ". This page opens it by itself when the set is complete.";
+    note.hidden = false;
   });
   src.addEventListener("end", function () {
     src.close();
