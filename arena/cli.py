@@ -249,6 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
     rsh.add_argument("file")
     rsh.add_argument("--earlier-defaults", action="store_true", help=earlier)
     rsh.set_defaults(func=_replay_show)
+    rex = rpsub.add_parser("export", help="replay files and text records out of a results store",
+                           add_help=False)
+    rex.add_argument("rest", nargs=argparse.REMAINDER)
+    rex.set_defaults(func=_external("arena.web.cli", "export_main"))
 
     play = sub.add_parser("play", help="a seeded game of random bots through the engine alone")
     play.add_argument("--rules", default="classic")
@@ -298,6 +302,8 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
     ("report", "arena.tournament.report", "report_main",
      "an HTML report with a rating plot"),
     ("watch", "arena.observability.watch", "main", "follow a match live from the gateway"),
+    ("web", "arena.web.cli", "web_main",
+     "tournaments, leaderboards, matches, replays and live matches in a browser"),
     ("bot", "arena.server.admin", "bot_main",
      "register, list, revoke or rotate bots on a gateway (organiser token)"),
     ("bots", "arena.bots.cli", "bots_main",
@@ -314,6 +320,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("referee", "arena.referee.bench", "bench_main", "in-process decisions/s through the referee"),
     ("memory", "arena.server.bench_memory", "main",
      "gateway memory after many finished full-length matches"),
+    ("web", "arena.web.bench", "bench_main",
+     "page and API latency of arena web on a store of 100,000 matches"),
 ]
 
 
@@ -324,6 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench = {name: (m, f) for name, m, f, _ in _EXTERNAL_BENCH}
     if argv and argv[0] in external:
         return _external(*external[argv[0]])(argparse.Namespace(rest=argv[1:]))
+    if argv[:2] == ["replay", "export"]:
+        return _external("arena.web.cli", "export_main")(argparse.Namespace(rest=argv[2:]))
     if len(argv) > 1 and argv[0] == "bench" and argv[1] in bench:
         return _external(*bench[argv[1]])(argparse.Namespace(rest=argv[2:]))
     args = build_parser().parse_args(argv)

@@ -333,6 +333,25 @@ def overview() -> JSON:
             ],
             unit="ops",
         ),
+        Panel(
+            "Match duration (median and 95th percentile), by status",
+            "Wall time of the matches that ended, from the referee: a match of built-in bots "
+            "takes a fraction of a second, one of remote bots minutes.",
+            [
+                Query(
+                    "histogram_quantile(0.5, sum by (status, le) "
+                    f"(rate(arena_match_duration_seconds_bucket[{RATE}])))",
+                    "{{status}} p50",
+                ),
+                Query(
+                    "histogram_quantile(0.95, sum by (status, le) "
+                    f"(rate(arena_match_duration_seconds_bucket[{RATE}])))",
+                    "{{status}} p95",
+                ),
+            ],
+            unit="s",
+            width=24,
+        ),
     ]
     return dashboard(
         "arena-overview",
@@ -591,6 +610,35 @@ def tournaments() -> JSON:
             width=8,
             height=10,
             decimals=0,
+        ),
+        Panel(
+            "Ratings with 95% intervals",
+            "Each participant's rating with the bounds of its 95% interval (bootstrap over "
+            "duplicate sets; refreshed after each round and every 30 s during one).",
+            [
+                Query(f"max by (tournament, bot) (arena_rating{{{sel}}})",
+                      "{{tournament}} {{bot}}"),
+                Query(f"max by (tournament, bot) (arena_rating_ci_low{{{sel}}})",
+                      "{{tournament}} {{bot}} low"),
+                Query(f"max by (tournament, bot) (arena_rating_ci_high{{{sel}}})",
+                      "{{tournament}} {{bot}} high"),
+            ],
+            width=16,
+            height=10,
+            decimals=0,
+        ),
+        Panel(
+            "SPRT log-likelihood ratio",
+            "The test of an SPRT match: it accepts H1 (the candidate is stronger) when the LLR "
+            "reaches the upper bound and H0 at the lower one.",
+            [
+                Query(f"max by (tournament) (arena_sprt_llr{{{sel}}})", "{{tournament}} LLR"),
+                Query(f"max by (tournament, bound) (arena_sprt_llr_bound{{{sel}}})",
+                      "{{tournament}} {{bound}} bound"),
+            ],
+            width=8,
+            height=10,
+            decimals=2,
         ),
     ]
     return dashboard(

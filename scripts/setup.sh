@@ -37,6 +37,8 @@ if [[ $want_test -eq 1 ]]; then
     pkill -x prometheus 2>/dev/null || true
   fi
   command -v node >/dev/null || apt_install nodejs npm
+  # The web tests drive a real headless Chromium through its driver.
+  { [[ -x /usr/bin/chromium ]] && [[ -x /usr/bin/chromedriver ]]; } || apt_install chromium chromium-driver fonts-dejavu-core
   if [[ -f sdk/javascript/package.json ]]; then
     (cd sdk/javascript && { [[ -f package-lock.json ]] && npm ci --silent --no-audit --no-fund || npm install --silent --no-audit --no-fund; })
   fi

@@ -43,6 +43,11 @@ DECISION_LATENCY_BUCKETS: Final = (
 )
 #: gRPC calls range from a health check (sub-millisecond) to a bot's connection stream that
 #: lasts a whole tournament; the long buckets keep those streams apart from the short calls.
+#: A match of built-in bots takes a fraction of a second, one of remote bots minutes.
+MATCH_DURATION_BUCKETS: Final = (
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+    600.0, 1800.0, 3600.0,
+)  # fmt: skip
 GRPC_HANDLING_BUCKETS: Final = (
     0.0005,
     0.001,
@@ -125,6 +130,12 @@ MATCHES_FINISHED_TOTAL: Final = Counter(
     "aborted (stopped before the end) or error.",
     ["status"],
 )
+MATCH_DURATION_SECONDS: Final = Histogram(
+    "arena_match_duration_seconds",
+    "Wall time of a match from its first deal to its end, by final status.",
+    ["status"],
+    buckets=MATCH_DURATION_BUCKETS,
+)
 DEALS_TOTAL: Final = Counter(
     "arena_deals_total",
     "Deals played to the end (scored) in all matches.",
@@ -163,6 +174,31 @@ RATING: Final = Gauge(
     "arena_rating",
     "Current rating of a bot in a tournament, on the Elo scale.",
     ["tournament", "bot"],
+    multiprocess_mode="mostrecent",
+)
+
+RATING_CI_LOW: Final = Gauge(
+    "arena_rating_ci_low",
+    "Lower bound of the 95% interval of a bot's rating in a tournament (Elo scale).",
+    ["tournament", "bot"],
+    multiprocess_mode="mostrecent",
+)
+RATING_CI_HIGH: Final = Gauge(
+    "arena_rating_ci_high",
+    "Upper bound of the 95% interval of a bot's rating in a tournament (Elo scale).",
+    ["tournament", "bot"],
+    multiprocess_mode="mostrecent",
+)
+SPRT_LLR: Final = Gauge(
+    "arena_sprt_llr",
+    "Log-likelihood ratio of an SPRT match's test, after the duplicate sets that count.",
+    ["tournament"],
+    multiprocess_mode="mostrecent",
+)
+SPRT_LLR_BOUND: Final = Gauge(
+    "arena_sprt_llr_bound",
+    "The SPRT's decision bounds: the test accepts H1 above 'upper' and H0 below 'lower'.",
+    ["tournament", "bound"],
     multiprocess_mode="mostrecent",
 )
 
@@ -374,9 +410,13 @@ def forget_tournament(tournament: str, bots: list[str] | tuple[str, ...] = ()) -
 
     Missing label sets are ignored: forgetting twice is harmless.
     """
-    for gauge in (TOURNAMENT_MATCHES, TOURNAMENT_MATCHES_DONE):
+    for gauge in (TOURNAMENT_MATCHES, TOURNAMENT_MATCHES_DONE, SPRT_LLR):
         with contextlib.suppress(KeyError):
             gauge.remove(tournament)
-    for bot in bots:
+    for bound in ("lower", "upper"):
         with contextlib.suppress(KeyError):
-            RATING.remove(tournament, bot)
+            SPRT_LLR_BOUND.remove(tournament, bound)
+    for bot in bots:
+        for per_bot in (RATING, RATING_CI_LOW, RATING_CI_HIGH):
+            with contextlib.suppress(KeyError):
+                per_bot.remove(tournament, bot)

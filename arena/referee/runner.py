@@ -100,10 +100,10 @@ def match_rules(spec: MatchSpec) -> Rules:
 class _SeatState:
     """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
-    __slots__ = ("bank_ms", "clocked", "direct", "event_hook", "in_process", "name", "seat",
-                 "stats", "tally", "wants_events")
+    __slots__ = ("bank_ms", "clocked", "direct", "event_hook", "in_process", "label", "name",
+                 "seat", "stats", "tally", "wants_events")
 
-    def __init__(self, seat: Seat, name: str, bank_ms: int) -> None:
+    def __init__(self, seat: Seat, name: str, bank_ms: int, label: str | None = None) -> None:
         self.seat = seat
         self.name = name
         self.bank_ms = float(bank_ms)
@@ -111,7 +111,10 @@ class _SeatState:
         self.in_process = bool(getattr(seat, "in_process", False))
         self.clocked = callable(getattr(seat, "decide_clocked", None))
         self.wants_events = bool(getattr(seat, "wants_events", True))
-        self.tally = m.DecisionTally(seat.name or name)
+        #: The ``bot`` label of this seat's metrics: the participant's name in a tournament
+        #: (so greedy-1 and greedy-2 stay apart, as in the ratings), else the seat's name.
+        self.label = label or seat.name or name
+        self.tally = m.DecisionTally(self.label)
         #: ``decide(observation, legal)`` of an in-process bot, called with no request
         #: object and no coroutine in between (the hot path of every tournament).
         self.direct: Callable[[JSON, Sequence[str]], Any] | None = (
@@ -150,6 +153,7 @@ class _Match:
         seats: Sequence[Seat],
         on_event: EventSink | None,
         stop: asyncio.Event | None,
+        labels: Sequence[str] | None = None,
     ) -> None:
         self.spec = spec
         self.rules = rules
@@ -160,7 +164,9 @@ class _Match:
             [str(b) for b in spec.bots] if len(spec.bots) == n else [s.name for s in seats]
         )
         self.states = [
-            _SeatState(seat, self.names[i], self.tc.bank_ms) for i, seat in enumerate(seats)
+            _SeatState(seat, self.names[i], self.tc.bank_ms,
+                       labels[i] if labels and i < len(labels) else None)
+            for i, seat in enumerate(seats)
         ]
         self.listeners = [st for st in self.states if st.wants_events]
         self.hooks = [(st, st.event_hook) for st in self.listeners if st.event_hook is not None]
@@ -535,7 +541,7 @@ class _Match:
         scores = list(game.scores)
         if status == FORFEIT:
             assert forfeit_seat is not None
-            m.FORFEITS_TOTAL.labels(bot=self.states[forfeit_seat].seat.name).inc()
+            m.FORFEITS_TOTAL.labels(bot=self.states[forfeit_seat].label).inc()
             ranks = forfeit_ranks(scores, forfeit_seat)
         else:
             ranks = game.ranking()
@@ -601,9 +607,11 @@ async def run_match(
     seats: Sequence[Seat],
     on_event: EventSink | None = None,
     stop: asyncio.Event | None = None,
+    labels: Sequence[str] | None = None,
 ) -> MatchResult:
     """Play one match to its end (completed, forfeit or aborted when ``stop`` is set).
 
+    ``labels`` name the seats in the metrics (a tournament's participant names).
     Raises ``RulesError`` for bad rules and ``ValueError`` when the number of seats does
     not match the rules; any other exception is a bug (counted as status ``error``).
     """
@@ -612,9 +620,10 @@ async def run_match(
         raise ValueError(
             f"match {spec.match_id}: {len(seats)} seats for {rules.players} players"
         )
-    match = _Match(spec, rules, seats, on_event, stop)
+    match = _Match(spec, rules, seats, on_event, stop, labels)
     m.MATCHES_RUNNING.inc()
     status = "error"
+    started = time.perf_counter()
     try:
         result = await match.play()
         status = result.status
@@ -622,6 +631,7 @@ async def run_match(
     finally:
         m.MATCHES_RUNNING.dec()
         m.MATCHES_FINISHED_TOTAL.labels(status=status).inc()
+        m.MATCH_DURATION_SECONDS.labels(status=status).observe(time.perf_counter() - started)
 
 
 def resolve_seat(
@@ -666,9 +676,14 @@ def resolve_seats(spec: MatchSpec, resolver: SeatResolver | None = None) -> list
     return [resolve_seat(ref, i, spec, resolver) for i, ref in enumerate(spec.bots)]
 
 
-async def _run_and_close(spec: MatchSpec, seats: list[Seat]) -> MatchResult:
+async def _run_and_close(
+    spec: MatchSpec,
+    seats: list[Seat],
+    on_event: EventSink | None = None,
+    labels: Sequence[str] | None = None,
+) -> MatchResult:
     try:
-        return await run_match(spec, seats)
+        return await run_match(spec, seats, on_event, labels=labels)
     finally:
         for seat in seats:
             close = getattr(seat, "aclose", None)
@@ -677,10 +692,17 @@ async def _run_and_close(spec: MatchSpec, seats: list[Seat]) -> MatchResult:
                     await close()
 
 
-def run_match_sync(spec: MatchSpec, resolver: SeatResolver | None = None) -> MatchResult:
+def run_match_sync(
+    spec: MatchSpec,
+    resolver: SeatResolver | None = None,
+    on_event: EventSink | None = None,
+    labels: Sequence[str] | None = None,
+) -> MatchResult:
     """Resolve the spec's bots and play the match in a fresh event loop (for executors).
 
-    Must not be called from a running event loop; use :func:`run_match` there.
+    ``on_event`` receives the public events, as a spectator would (live publishing);
+    ``labels`` name the seats in the metrics (participant names).  Must not be called
+    from a running event loop; use :func:`run_match` there.
     """
     seats = resolve_seats(spec, resolver)
-    return asyncio.run(_run_and_close(spec, seats))
+    return asyncio.run(_run_and_close(spec, seats, on_event, labels))

@@ -77,20 +77,40 @@ def routing_url_from_env() -> str | None:
     return None
 
 
-def play_match_result(match: ScheduledMatch, routing_url: str | None = None) -> MatchResult:
-    """Play a match with the referee; ``remote:NAME`` seats go through Redis when configured."""
+def play_match_result(
+    match: ScheduledMatch,
+    routing_url: str | None = None,
+    *,
+    db_url: str | None = None,
+    executor: str = "inline",
+) -> MatchResult:
+    """Play a match with the referee; ``remote:NAME`` seats go through Redis when configured.
+
+    The match's public events are published live (through Redis when ``routing_url`` is
+    set, else into the spool directory of ``db_url``) for ``arena web`` to show.
+    """
+    from arena.observability.live import publishing
     from arena.referee.runner import run_match_sync
 
+    resolver = None
     if routing_url and any(b.startswith("remote:") for b in match.spec.bots):
         from arena.tournament.routing import routing_resolver
 
-        return run_match_sync(match.spec, routing_resolver(routing_url))
-    return run_match_sync(match.spec)
+        resolver = routing_resolver(routing_url)
+    with publishing(match, executor=executor, worker=worker_identity(),
+                    redis_url=routing_url, db_url=db_url) as on_event:
+        return run_match_sync(match.spec, resolver, on_event, labels=match.players)
 
 
-def play_record(match: ScheduledMatch, routing_url: str | None = None) -> ResultRecord:
+def play_record(
+    match: ScheduledMatch,
+    routing_url: str | None = None,
+    *,
+    db_url: str | None = None,
+    executor: str = "inline",
+) -> ResultRecord:
     """Play and wrap the outcome as a store row (not yet stored)."""
-    result = play_match_result(match, routing_url)
+    result = play_match_result(match, routing_url, db_url=db_url, executor=executor)
     return ResultRecord.from_result(
         match, result, finished_at=time.time(), worker=worker_identity()
     )
@@ -106,7 +126,9 @@ def _light_row(rec: ResultRecord) -> JSON:
     return dataclasses.asdict(dataclasses.replace(rec, replay=None))
 
 
-def play_and_store(match_json: str | JSON, db_url: str, routing_url: str | None = None) -> JSON:
+def play_and_store(
+    match_json: str | JSON, db_url: str, routing_url: str | None = None, executor: str = "celery"
+) -> JSON:
     """Play a match unless the store already has it, then write it once.
 
     This is the body of the Celery task, kept here so it can be called and tested without
@@ -123,7 +145,7 @@ def play_and_store(match_json: str | JSON, db_url: str, routing_url: str | None 
             **existing.summary_json(), "played": False, "written": False,
             "row": _light_row(existing),
         }  # fmt: skip
-    rec = play_record(match, routing_url)
+    rec = play_record(match, routing_url, db_url=db_url, executor=executor)
     if not storable(rec):
         return {**rec.summary_json(), "played": True, "written": False, "row": None}
     stored, wrote = store.insert_result(rec, with_replay=False)
@@ -168,7 +190,7 @@ def play_and_store_many(
 
 def _play_in_subprocess(match_json: str, db_url: str, routing_url: str | None) -> JSON:
     """Entry point of the local pool (top-level, so a spawned process can import it)."""
-    return play_and_store(match_json, db_url, routing_url)
+    return play_and_store(match_json, db_url, routing_url, "local")
 
 
 def _pool_child_init() -> None:
@@ -237,7 +259,7 @@ class InlineExecutor(Executor):
             if m.match_id in done:
                 continue
             try:
-                rec = play_record(m, self.routing_url)
+                rec = play_record(m, self.routing_url, db_url=store.url)
             except Exception as exc:
                 raise ExecutorError(f"match {m.index} ({m.match_id}) failed: {exc}") from exc
             if storable(rec):

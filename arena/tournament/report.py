@@ -149,6 +149,85 @@ def _los_table(records: Sequence[ResultRecord], rows: Sequence[LeaderRow]) -> st
     )
 
 
+def _h2h_section(records: Sequence[ResultRecord], rows: Sequence[LeaderRow]) -> str:
+    from arena.web.data import _head_to_head
+
+    if len(rows) < 2 or len(rows) > 24:
+        return ""
+    h = _head_to_head(records, [r.player for r in rows])
+    order = h["players"]
+    head = "<tr><th></th>" + "".join(f"<th>{html.escape(p)}</th>" for p in order) + "</tr>"
+    body = []
+    for i, a in enumerate(order):
+        cells = []
+        for j in range(len(order)):
+            if i == j:
+                cells.append("<td class='muted'>-</td>")
+            elif h["games"][i][j]:
+                cells.append(f"<td>{100 * h['score'][i][j]:.0f}% "
+                             f"<span class='muted'>of {h['games'][i][j]}</span></td>")
+            else:
+                cells.append("<td class='muted'>·</td>")
+        body.append(f"<tr><th class='l'>{html.escape(a)}</th>{''.join(cells)}</tr>")
+    return ("<h2>Head to head</h2><p class='muted'>The row player's score against the column "
+            "player in the games both played (win 1, tie 1/2).</p>"
+            f"<table>{head}{''.join(body)}</table>")
+
+
+def _sprt_section(infos: Sequence[TournamentInfo], records: Sequence[ResultRecord]) -> str:
+    from arena.tournament.spec import SpecError, parse_spec
+    from arena.web.data import _sprt_trace
+    from arena.web.svg import line_chart
+
+    parts = []
+    for t in infos:
+        if t.spec.get("format", {}).get("type") != "sprt":
+            continue
+        try:
+            spec = parse_spec(json.dumps(t.spec), fmt="json", check_imports=False)
+        except (SpecError, ValueError):
+            continue
+        sp = _sprt_trace(spec, [r for r in records if r.tournament == t.name])
+        chart = line_chart(
+            [p["sets"] for p in sp["trace"]], [("LLR", [p["llr"] for p in sp["trace"]])],
+            x_label="duplicate sets", y_label="LLR", label="SPRT log-likelihood ratio",
+            hlines=[(sp["upper"], f"H1 {sp['upper']:.2f}", "#1a7f37"),
+                    (sp["lower"], f"H0 {sp['lower']:.2f}", "#d1242f")]) if sp["trace"] else ""
+        llr = "-" if sp["llr"] is None else f"{sp['llr']:.2f}"
+        parts.append(
+            f"<h2>SPRT {html.escape(t.name)}: {html.escape(sp['candidate'])} against "
+            f"{html.escape(sp['baseline'])}</h2><p><b>{html.escape(sp['decision'])}</b>: LLR "
+            f"{llr} in ({sp['lower']:.2f}, {sp['upper']:.2f}) after {sp['sets']} of at most "
+            f"{sp['max_sets']} sets; H0 Elo {sp['elo0']}, H1 Elo {sp['elo1']}.</p>{chart}")
+    return "".join(parts)
+
+
+def _matches_section(records: Sequence[ResultRecord], web_url: str | None, most: int) -> str:
+    """The latest matches; with ``web_url`` each links to its replay in ``arena web``."""
+    latest = sorted(records, key=lambda r: (-r.finished_at, r.match_id))[:most]
+    if not latest:
+        return ""
+    head = ("<tr><th class='l'>tournament</th><th>#</th><th class='l'>players (score)</th>"
+            "<th class='l'>status</th><th>deals</th><th>timeouts</th><th>illegal</th>"
+            "<th class='l'>replay</th></tr>")
+    body = []
+    for r in latest:
+        players = ", ".join(f"{html.escape(p)} {r.scores[i]}" for i, p in enumerate(r.players))
+        mid = html.escape(r.match_id)
+        link = (f"<a href='{html.escape(web_url.rstrip('/'))}/matches/{mid}'>{mid[:12]}</a>"
+                if web_url else f"<code>{mid}</code>")
+        body.append(
+            f"<tr><td class='l'>{html.escape(r.tournament)}</td><td>{r.index}</td>"
+            f"<td class='l'>{players}</td><td class='l'>{html.escape(r.status)}</td>"
+            f"<td>{r.deals}</td><td>{sum(r.timeouts)}</td><td>{sum(r.illegal)}</td>"
+            f"<td class='l'>{link}</td></tr>")
+    more = len(records) - len(latest)
+    note = (f"<p class='muted'>The latest {len(latest)} of {len(records)} matches; "
+            "<code>arena replay export</code> writes any match's replay and text record."
+            "</p>") if more > 0 else ""
+    return f"<h2>Matches</h2>{note}<table>{head}{''.join(body)}</table>"
+
+
 def _tournaments_section(infos: Sequence[TournamentInfo]) -> str:
     items = []
     for t in infos:
@@ -167,7 +246,12 @@ def _tournaments_section(infos: Sequence[TournamentInfo]) -> str:
 
 
 def render_report(
-    store: ResultStore, tournament: str | None = None, *, n_bootstrap: int = BOOTSTRAP
+    store: ResultStore,
+    tournament: str | None = None,
+    *,
+    n_bootstrap: int = BOOTSTRAP,
+    web_url: str | None = None,
+    matches: int = 200,
 ) -> str:
     """The report as an HTML string."""
     records = load_records(store, tournament)
@@ -191,6 +275,9 @@ def render_report(
         "<p class='muted'>Bradley-Terry ratings on the Elo scale (mean 0) from pairwise "
         "finishing order; 95% intervals by bootstrap over duplicate sets.</p>",
         _los_table(records, rows),
+        _h2h_section(records, rows),
+        _sprt_section(infos, records),
+        _matches_section(records, web_url, matches),
         _tournaments_section(infos),
         "</body></html>",
     ]
@@ -212,10 +299,17 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         "--out", "-o", default="report.html", help="output file (default report.html)"
     )
     parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help="bootstrap replicates")
+    parser.add_argument("--matches", type=int, default=200,
+                        help="list this many of the latest matches (default 200)")
+    parser.add_argument("--web-url", help="link each match to its replay on this arena web "
+                        "(e.g. http://127.0.0.1:8000)")
     args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.matches < 0:
+        parser.error("--matches must be 0 or more")
     try:
         with ResultStore(args.db, create=False) as store:
-            text = render_report(store, args.tournament, n_bootstrap=args.bootstrap)
+            text = render_report(store, args.tournament, n_bootstrap=args.bootstrap,
+                                 web_url=args.web_url, matches=args.matches)
     except StoreUnavailable as exc:
         print(f"arena report: {exc}", file=sys.stderr)
         return 3

@@ -275,7 +275,7 @@ def run_tournament(
         max_total = getattr(fmt, "max_total", None)
         if gauges and total is not None:
             gauges[0].set(total)  # type: ignore[attr-defined]
-        last_published = time.monotonic()
+        last_published = last_ci = time.monotonic()
 
         def remember(rec: ResultRecord) -> bool:
             """Add a row to what is done; False when it was known already."""
@@ -311,6 +311,16 @@ def run_tournament(
                 gauges[1].set(len(done))  # type: ignore[attr-defined]
                 publish_tally(spec.name, tally)
 
+        def publish_ci() -> None:
+            """The intervals need every row and a bootstrap: now and then, and only while
+            the tournament is small enough for that to stay cheap."""
+            if not gauges or len(done) > CI_MAX_RESULTS:
+                return
+            rows = store.results(spec.name).values() if isinstance(done, _IdsOnly) else (
+                done.values()
+            )
+            publish_ratings(spec.name, rows, bootstrap=CI_BOOTSTRAP)
+
         def on_result(rec: ResultRecord) -> None:
             nonlocal played, last_published
             if not remember(rec):
@@ -322,8 +332,13 @@ def run_tournament(
                 # Ratings move during a one-round format too, but a fit per match is waste.
                 now = time.monotonic()
                 if now - last_published >= RATINGS_EVERY_S:
+                    nonlocal last_ci
+                    with_ci = now - last_ci >= RATINGS_CI_EVERY_S
                     last_published = now
                     publish()
+                    if with_ci:
+                        last_ci = now
+                        publish_ci()
             if max_matches is not None and played >= max_matches:
                 raise _Enough()
 
@@ -354,10 +369,15 @@ def run_tournament(
                     if rec is not None:
                         remember(rec)
                 publish()
+                if gauges:
+                    publish_sprt(spec.name, fmt)
         except _Enough:
             pass
         if played:
             publish()
+            publish_ci()
+        if gauges:
+            publish_sprt(spec.name, fmt)
         note = ""
         outcome = getattr(fmt, "outcome", None)
         if outcome is not None and hasattr(outcome, "describe"):
@@ -387,6 +407,15 @@ def run_tournament(
 
 #: How often a running tournament refreshes ``arena_rating`` between rounds.
 RATINGS_EVERY_S = 5.0
+#: How often, during a round, the 95% intervals (a bootstrap) are refreshed as well; they
+#: are always refreshed after a round and at the end.
+RATINGS_CI_EVERY_S = 30.0
+#: Bootstrap replicates of the published intervals: fewer than the leaderboard's 200, since
+#: a dashboard needs the bounds' trend, not their third digit.
+CI_BOOTSTRAP = 50
+#: Past this many results the intervals are left to ``arena leaderboard`` and the web
+#: pages: a bootstrap over every row would cost the scheduler more than a poll.
+CI_MAX_RESULTS = 20_000
 
 
 def publish_tally(tournament: str, tally: RatingTally) -> None:
@@ -400,16 +429,39 @@ def publish_tally(tournament: str, tally: RatingTally) -> None:
         log.warning("ratings not published: %s", exc)
 
 
-def publish_ratings(tournament: str, records: Iterable[ResultRecord]) -> None:
-    """Set ``arena_rating{tournament,bot}`` from the stored results (no bootstrap: cheap)."""
+def publish_ratings(
+    tournament: str, records: Iterable[ResultRecord], *, bootstrap: int = 0
+) -> None:
+    """Set ``arena_rating{tournament,bot}`` from the stored results, and with ``bootstrap``
+    replicates also the interval bounds ``arena_rating_ci_low``/``_high``."""
     try:
-        from arena.observability.metrics import RATING
+        import math
+
+        from arena.observability.metrics import RATING, RATING_CI_HIGH, RATING_CI_LOW
         from arena.tournament.leaderboard import compute_leaderboard
 
-        for row in compute_leaderboard(list(records), n_bootstrap=0):
+        for row in compute_leaderboard(list(records), n_bootstrap=bootstrap):
             RATING.labels(tournament=tournament, bot=row.player).set(row.rating)
+            if bootstrap and math.isfinite(row.ci_low) and math.isfinite(row.ci_high):
+                RATING_CI_LOW.labels(tournament=tournament, bot=row.player).set(row.ci_low)
+                RATING_CI_HIGH.labels(tournament=tournament, bot=row.player).set(row.ci_high)
     except Exception as exc:  # a dashboard figure must never stop a tournament
         log.warning("ratings not published: %s", exc)
+
+
+def publish_sprt(tournament: str, fmt: object) -> None:
+    """Set ``arena_sprt_llr`` and its bounds when ``fmt`` is an SPRT match with a result."""
+    result = getattr(getattr(fmt, "outcome", None), "result", None)
+    if result is None:
+        return
+    try:
+        from arena.observability.metrics import SPRT_LLR, SPRT_LLR_BOUND
+
+        SPRT_LLR.labels(tournament=tournament).set(float(result.llr))
+        SPRT_LLR_BOUND.labels(tournament=tournament, bound="lower").set(float(result.lower))
+        SPRT_LLR_BOUND.labels(tournament=tournament, bound="upper").set(float(result.upper))
+    except Exception as exc:
+        log.warning("SPRT status not published: %s", exc)
 
 
 class _Enough(Exception):

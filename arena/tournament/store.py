@@ -72,6 +72,14 @@ _SCHEMA = (
     )""",
     "CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches (tournament, idx)",
     "{SEQ}",
+    # For the web pages: newest results first, in all or in one tournament, filtered by
+    # player, status, forfeits, timeouts or illegal moves without reading the rows (whose
+    # replays make a table scan read the whole store).
+    "CREATE INDEX IF NOT EXISTS matches_for_lists ON matches "
+    "(finished_at, players, status, forfeit_seat, timeouts, illegal)",
+    "CREATE INDEX IF NOT EXISTS matches_for_lists_t ON matches "
+    "(tournament, finished_at, players, status, forfeit_seat, timeouts, illegal)",
+    "CREATE INDEX IF NOT EXISTS matches_by_group ON matches (tournament, grp)",
     """CREATE TABLE IF NOT EXISTS round_plans (
         tournament TEXT NOT NULL,
         rnd INTEGER NOT NULL,
@@ -454,6 +462,10 @@ class ResultStore:
                 lambda: self._execute_once(stmt, params)
             )
             return rows
+
+    def query(self, stmt: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a read-only statement (``?`` placeholders) for reports and the web pages."""
+        return self._execute(stmt, params)
 
     # -- tournaments -------------------------------------------------------------------
 

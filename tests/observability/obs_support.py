@@ -43,6 +43,11 @@ METRIC_NAMES = {
     "arena_tournament_matches",
     "arena_tournament_matches_done",
     "arena_rating",
+    "arena_rating_ci_low",
+    "arena_rating_ci_high",
+    "arena_match_duration_seconds",
+    "arena_sprt_llr",
+    "arena_sprt_llr_bound",
     "arena_gateway_auth_failures_total",
     "arena_gateway_matches_waiting",
     "arena_gateway_match_limit",
@@ -74,9 +79,15 @@ def populate_metrics(step: int = 0, role: str = "all") -> None:
             m.STRIKES_TOTAL.labels(bot=bot).inc(2)
             m.FORFEITS_TOTAL.labels(bot=bot).inc()
             m.RATING.labels(tournament=TOURNAMENT, bot=bot).set(1500 + 40 * i + step)
+            m.RATING_CI_LOW.labels(tournament=TOURNAMENT, bot=bot).set(1460 + 40 * i + step)
+            m.RATING_CI_HIGH.labels(tournament=TOURNAMENT, bot=bot).set(1540 + 40 * i + step)
         m.MATCHES_RUNNING.set(2)
         for status in m.MATCH_STATUSES:
             m.MATCHES_FINISHED_TOTAL.labels(status=status).inc(1 + step)
+            m.MATCH_DURATION_SECONDS.labels(status=status).observe(0.4 + 0.1 * step)
+        m.SPRT_LLR.labels(tournament=TOURNAMENT).set(1.2 + 0.1 * step)
+        m.SPRT_LLR_BOUND.labels(tournament=TOURNAMENT, bound="lower").set(-2.94)
+        m.SPRT_LLR_BOUND.labels(tournament=TOURNAMENT, bound="upper").set(2.94)
         m.DEALS_TOTAL.inc(12 + step)
         m.GAMES_TOTAL.inc(1 + step)
         m.QUEUE_DEPTH.labels(queue="arena").set(7 + step)

@@ -60,6 +60,7 @@ class Stack:
     watch_rc: int
     watch_output: str
     tournament_matches: int
+    sprt_matches: int = 0
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -90,7 +91,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     work = tmp_path_factory.mktemp("live")
     shutil.copy(REPO / "deploy" / "prometheus" / "alerts.yml", work / "alerts.yml")
     grpc_port, gateway_metrics, worker_metrics = free_port(), free_port(), free_port()
-    tournament_metrics = free_port()
+    tournament_metrics, sprt_metrics = free_port(), free_port()
     target = f"127.0.0.1:{grpc_port}"
     procs: list[subprocess.Popen[bytes]] = []
     logs: list[Any] = []
@@ -151,7 +152,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                       - job_name: worker
                         static_configs: [{{targets: ["127.0.0.1:{worker_metrics}"]}}]
                       - job_name: tournament
-                        static_configs: [{{targets: ["127.0.0.1:{tournament_metrics}"]}}]
+                        static_configs: [{{targets: ["127.0.0.1:{tournament_metrics}",
+                                                     "127.0.0.1:{sprt_metrics}"]}}]
                     """
                 ),
                 work,
@@ -241,6 +243,39 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             )
             with ResultStore(results) as store:
                 played = store.count(TOURNAMENT)
+            # An SPRT match too, for the dashboards' LLR panel (short games decide quickly).
+            sprt_file = work / "live-sprt.json"
+            sprt_file.write_text(
+                json.dumps(
+                    {
+                        "name": "live-sprt", "seed": "live-sprt", "rules": "classic",
+                        "participants": [
+                            "greedy", "random", {"name": "sparring", "bot": "random"},
+                        ],
+                        "format": {"type": "sprt", "candidate": "greedy",
+                                   "baseline": "random", "elo0": 0, "elo1": 100},
+                        "sets": 32,
+                        "max_deals": 2,
+                    }
+                )
+            )  # fmt: skip
+            spawn(
+                "sprt",
+                [
+                    sys.executable, "-m", "arena.cli",
+                    "tournament", "run", str(sprt_file), "--executor", "celery",
+                    "--broker", broker, "--db", results, "--quiet",
+                    "--metrics-port", str(sprt_metrics), "--metrics-linger", "inf",
+                ],
+                _env(ARENA_BROKER_URL=broker),
+            )  # fmt: skip
+            wait_for(
+                lambda: "serving metrics" in log_tail("sprt"),
+                timeout=180,
+                what=f"the SPRT match to end: {log_tail('sprt')}",
+            )
+            with ResultStore(results) as store:
+                sprt_played = store.count("live-sprt")
 
             # Let Prometheus take a few scrapes of the final state; the worker samples the
             # queue every few seconds, so its last sample may predate the end of the run.
@@ -257,11 +292,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                     and server.query(
                         'min(count_over_time(arena_rating{job="tournament"}[1m])) >= 2'
                     )
+                    and server.query('count_over_time(arena_sprt_llr{job="tournament"}[1m]) >= 2')
                 ),
                 timeout=60,
                 what="scrapes after the tournament, queue sampled empty, ratings scraped",
             )
-            yield Stack(server, target, started.match_id, watch_rc, out.getvalue(), played)
+            yield Stack(server, target, started.match_id, watch_rc, out.getvalue(), played,
+                        sprt_played)
         finally:
             if server is not None:
                 server.close()
@@ -313,7 +350,9 @@ def test_gateway_metrics_reach_prometheus(stack: Stack) -> None:
 def test_worker_metrics_reach_prometheus(stack: Stack) -> None:
     finished = value(stack, 'sum(arena_matches_finished_total{job="worker"})')
     assert finished >= 1
-    assert finished == stack.tournament_matches
+    assert finished == stack.tournament_matches + stack.sprt_matches
+    durations = value(stack, 'sum(arena_match_duration_seconds_count{job="worker"})')
+    assert durations == finished
     assert value(stack, 'sum(arena_matches_running{job="worker"})') == 0
     assert value(stack, 'sum(arena_deals_total{job="worker"})') >= finished
     assert value(stack, 'sum(arena_decisions_total{job="worker",bot="greedy"})') > 0
@@ -331,6 +370,25 @@ def test_tournament_metrics_reach_prometheus(stack: Stack) -> None:
     assert sorted(r["metric"]["bot"] for r in ratings) == sorted(PARTICIPANTS)
     # Scraped more than once, so the ratings and progress panels draw a line.
     assert value(stack, f"min(count_over_time(arena_rating{{{sel}}}[5m]))") >= 2
+
+
+def test_sprt_and_rating_intervals_reach_prometheus(stack: Stack) -> None:
+    sel = 'job="tournament",tournament="live-sprt"'
+    llr = value(stack, f"arena_sprt_llr{{{sel}}}")
+    upper = value(stack, f'arena_sprt_llr_bound{{{sel},bound="upper"}}')
+    lower = value(stack, f'arena_sprt_llr_bound{{{sel},bound="lower"}}')
+    assert lower < 0 < upper
+    assert llr >= upper or llr <= lower or stack.sprt_matches == 32 * 6
+    sel = f'job="tournament",tournament="{TOURNAMENT}"'
+    for bot in PARTICIPANTS:
+        low = value(stack, f'arena_rating_ci_low{{{sel},bot="{bot}"}}')
+        high = value(stack, f'arena_rating_ci_high{{{sel},bot="{bot}"}}')
+        rating = value(stack, f'arena_rating{{{sel},bot="{bot}"}}')
+        assert low <= rating <= high
+    # Decisions are labelled by participant: the two greedy participants stay apart.
+    bots = {r["metric"]["bot"] for r in stack.prometheus.query(
+        'sum by (bot) (arena_decisions_total{job="worker"})')}
+    assert {"greedy", "greedy-2", "sparring"} <= bots
 
 
 def test_every_dashboard_query_has_data_from_the_real_stack(stack: Stack) -> None:
