@@ -1,0 +1,269 @@
+"""What one seat knows about the hidden cards of a deal, and worlds sampled from it.
+
+A seat sees its own hand, the cards played (the public ``trick`` events), a talon turned
+face up, the cards it gave and received, the marriages declared and shown, and the
+auction.  From that it can say, for every card it has not seen, where the card may be:
+
+* a card is never in the hand of a player who has shown a void in its suit: not following
+  the led suit, or (with the must-trump rule) not trumping either;
+* a declared marriage leaves its other half in the declarer's hand; a marriage shown in
+  the auction stays with its holder until played; a card this seat gave stays with its
+  receiver until played;
+* a public talon went to the declarer; of the cards the declarer then passed to other
+  players one in ``hand_size`` is, a priori, a talon card (which ones is drawn first);
+* a bid above the plain limit means the bidder was dealt a marriage (as much as the bid
+  needs, when bids are capped by the marriages held): worlds without one are redrawn.
+
+:class:`Knowledge` holds this as one domain per unseen card (the places it may be) and a
+capacity per place (how many unseen cards it holds); :meth:`Knowledge.sample` fills the
+places at random, the most constrained cards first, each card to a place with a chance
+proportional to the room left there (which is uniform when nothing constrains).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.engine.cards import CARD_NAMES, MASK_24, MASK_32, RJ, RK, RQ, SUIT_MASK
+from arena.engine.rules import Rules
+
+from .lean import ACES_MASK, KQ, NINES_MASK, cards_of
+
+SUITS = "CSHD"
+CARD = {name: c for c, name in enumerate(CARD_NAMES)}
+
+
+def mask_of_names(names: Sequence[Any] | None) -> int:
+    m = 0
+    for name in names or ():
+        c = CARD.get(name) if isinstance(name, str) else None
+        if c is not None:
+            m |= 1 << c
+    return m
+
+
+def suit_bits(mask: int) -> int:
+    """Which suits (bit per suit) a mask holds cards of."""
+    return sum(1 << s for s in range(4) if mask & SUIT_MASK[s])
+
+
+@dataclass
+class TrickSeen:
+    cards: list[tuple[int, int]]
+    trump: int
+    face_down: bool
+
+
+@dataclass
+class DealHistory:
+    """The public happenings of one deal as a seat follows them through the events."""
+
+    deal: int
+    dealer: int = 0
+    tricks: list[TrickSeen] = field(default_factory=list)
+    #: (seat, suit, kind) of every declaration, in order.
+    declarations: list[tuple[int, int, str]] = field(default_factory=list)
+    trump: int = -1
+    trump_by: int = -1
+    last_marriage: int = 0
+    talon: int = 0
+    crawl: bool = False
+    #: This seat's own hidden exchange actions (a card put into the bank).
+    my_bank: int = 0
+    #: Whether the events of this deal were seen from its start.
+    complete: bool = True
+
+    def played(self) -> int:
+        m = 0
+        for t in self.tricks:
+            for _, c in t.cards:
+                m |= 1 << c
+        return m
+
+    def played_by(self, seat: int) -> int:
+        m = 0
+        for t in self.tricks:
+            for s, c in t.cards:
+                if s == seat:
+                    m |= 1 << c
+        return m
+
+
+def voids_from_trick(cards: Sequence[tuple[int, int]], trump: int, must_trump: bool,
+                     voids: list[int]) -> None:
+    """Add the voids that the followers of a trick (face up) have shown."""
+    if not cards:
+        return
+    lead = cards[0][1] >> 3
+    for seat, c in cards[1:]:
+        s = c >> 3
+        if s != lead:
+            voids[seat] |= 1 << lead
+            if must_trump and trump >= 0 and s != trump:
+                voids[seat] |= 1 << trump
+
+
+class Knowledge:
+    """Domains and capacities of the unseen cards, from one seat's point of view.
+
+    Places are the other seats (indices ``0..n-1``) and hidden piles (``n`` and up, named
+    in ``pile_names``).  ``must[place]`` are cards known to be there, ``hands`` the final
+    hands of a sampled world (seats only) and ``piles`` the sampled pile contents.
+    """
+
+    def __init__(self, n: int, me: int, my_hand: int) -> None:
+        self.n = n
+        self.me = me
+        self.my_hand = my_hand
+        self.capacity: list[int] = [0] * n
+        self.must: list[int] = [0] * n
+        self.voids: list[int] = [0] * n
+        self.pile_names: list[str] = []
+        #: Cards each place may hold (beyond the void rule): a mask per place, -1 for any.
+        self.allowed: list[int] = [-1] * n
+        self.unknown = 0
+        #: Seats that were dealt a marriage worth at least this much (0: none needed).
+        self.needs_marriage: dict[int, int] = {}
+        #: Cards each seat is known to have held when it bid (played or not).
+        self.history: list[int] = [0] * n
+        self.mv: tuple[int, ...] = (0, 0, 0, 0)
+        #: (receiver, candidates, weight of "not one of them") choices made before sampling.
+        self.give_choices: list[tuple[int, int, int]] = []
+        #: A public talon taken by ``talon_home``: its cards are there, in one of the
+        #: piles that allow them, or given on (``give_choices``).
+        self.talon_cards = 0
+        self.talon_home = -1
+        #: Points out of hand already known: (to the last trick, to the declarer).
+        self.extra_known = (0, 0)
+
+    def add_pile(self, name: str, capacity: int, allowed: int = -1) -> int:
+        self.pile_names.append(name)
+        self.capacity.append(capacity)
+        self.must.append(0)
+        self.voids.append(0)
+        self.allowed.append(allowed)
+        return len(self.capacity) - 1
+
+    def pile(self, name: str) -> int:
+        return self.n + self.pile_names.index(name)
+
+    def consistent_size(self) -> bool:
+        return self.unknown.bit_count() == sum(max(0, c) for c in self.capacity) and all(
+            c >= 0 for c in self.capacity
+        )
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self, rng: random.Random, tries: int = 12) -> list[int] | None:
+        """Contents of every place (seats then piles) of one random consistent world."""
+        for attempt in range(tries):
+            out = self._draw(rng, strict=attempt < tries - 1)
+            if out is not None and self._bids_ok(out):
+                return out
+        return self._draw(rng, strict=False)
+
+    def _draw(self, rng: random.Random, strict: bool) -> list[int] | None:
+        places = len(self.capacity)
+        cap = list(self.capacity)
+        content = list(self.must)
+        pool = self.unknown
+        # Hidden gives of talon cards: which (if any) talon card each receiver got.
+        for receiver, candidates, other_weight in self.give_choices:
+            cands = cards_of(candidates & pool)
+            k = rng.randrange(len(cands) + other_weight) if cands else len(cands)
+            if k < len(cands) and cap[receiver] > 0:
+                c = cands[k]
+                content[receiver] |= 1 << c
+                cap[receiver] -= 1
+                pool &= ~(1 << c)
+        cards = cards_of(pool)
+        rng.shuffle(cards)
+        domains = []
+        n = self.n
+        home = self.talon_home
+        for c in cards:
+            bit = 1 << c
+            suit_bit = 1 << (c >> 3)
+            tied = home >= 0 and bool(self.talon_cards & bit)
+            dom = [p for p in range(places)
+                   if (self.allowed[p] == -1 or self.allowed[p] & bit)
+                   and not (self.voids[p] & suit_bit) and self.capacity[p] > 0
+                   and not (tied and p < n and p != home)]
+            domains.append(dom)
+        order = sorted(range(len(cards)), key=lambda i: len(domains[i]))
+        for i in order:
+            c = cards[i]
+            dom = [p for p in domains[i] if cap[p] > 0]
+            if not dom:
+                if strict:
+                    return None
+                dom = [p for p in range(places) if cap[p] > 0]
+                if not dom:
+                    return None
+            total = sum(cap[p] for p in dom)
+            x = rng.randrange(total)
+            for p in dom:
+                x -= cap[p]
+                if x < 0:
+                    break
+            content[p] |= 1 << c
+            cap[p] -= 1
+        return content
+
+    def _bids_ok(self, content: list[int]) -> bool:
+        for seat, need in self.needs_marriage.items():
+            held = (content[seat] | self.history[seat])
+            total = sum(self.mv[s] for s in range(4) if held & KQ[s] == KQ[s])
+            if not total or total < need:
+                return False
+        return True
+
+
+def declared_must(declarations: Sequence[tuple[int, int, str]], seat: int) -> int:
+    """Cards a seat's declarations say it held (the halves not yet led are still there)."""
+    m = 0
+    for s, suit, kind in declarations:
+        if s != seat:
+            continue
+        if kind == "marriage":
+            m |= KQ[suit]
+        elif kind == "half":
+            m |= (1 << (suit * 8 + RQ)) | (1 << (suit * 8 + RJ))
+        elif kind == "aces":
+            m |= ACES_MASK
+        elif kind == "nines":
+            m |= NINES_MASK
+    return m
+
+
+def deck_mask(rules: Rules) -> int:
+    return MASK_32 if rules.deck == 32 else MASK_24
+
+
+def marriage_need(rules: Rules, bid: int) -> int:
+    """Marriage points a bidder must have held to bid ``bid`` (0: none; 1: any)."""
+    limit = rules.bid_limit_plain
+    if limit is None or bid <= limit:
+        return 0
+    if rules.bid_cap_marriages:
+        return bid - limit
+    return 1
+
+
+__all__ = [
+    "CARD",
+    "RK",
+    "RQ",
+    "SUITS",
+    "DealHistory",
+    "Knowledge",
+    "TrickSeen",
+    "deck_mask",
+    "declared_must",
+    "marriage_need",
+    "mask_of_names",
+    "suit_bits",
+    "voids_from_trick",
+]

@@ -1,0 +1,177 @@
+"""The ``search`` bot: determinized search with inference, for every preset.
+
+Each decision is searched within its own budget (``budget_ms``, 50 ms by default, with a
+safety margin for the answer to get back), or for a fixed number of iterations
+(``iterations``) when moves must not depend on the speed of the machine.  How it decides
+each kind of step is described in ``docs/bots.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from arena.bots.greedy import GreedyBot
+from arena.engine import Rules, RulesError
+from arena.referee.types import JSON
+
+from .belief import mask_of_names
+from .cardplay import Budget, PlaySearch, search_play
+from .dealsim import DealSim
+from .lean import LeanRules, PlayState, move_text, parse_move
+from .preplay import DECISIONS, Preplay, auction_steps, preplay_knowledge
+from .rollout import costs_for
+from .scoring import Evaluator
+from .tracker import MatchTracker
+from .world import deal_context, hidden_mask, play_knowledge, play_state
+
+#: Share of the budget the search may use; the rest covers sampling and the answer.
+SAFETY = 0.8
+#: Fixed part of the safety margin, in milliseconds.
+SAFETY_MS = 2.0
+
+
+class SearchBot:
+    """Determinized search over worlds consistent with what the seat has seen."""
+
+    def __init__(self, seed: str = "search", rules: JSON | None = None, name: str = "search",
+                 *, budget_ms: float = 50.0, iterations: int | None = None,
+                 solve_limit: int = 9) -> None:
+        if budget_ms <= 0:
+            raise ValueError("budget_ms must be positive")
+        if iterations is not None and iterations < 1:
+            raise ValueError("iterations must be at least 1")
+        self.name = name
+        self.seed = seed
+        self.budget_ms = float(budget_ms)
+        self.iterations = iterations
+        self.solve_limit = solve_limit
+        self.clock = time.perf_counter
+        self.rules = Rules("classic")
+        self._greedy = GreedyBot(seed=seed, rules=rules)
+        self._decisions = 0
+        #: The last decision: how many worlds were searched and the time it took (ms).
+        self.last_worlds = 0
+        self.last_ms = 0.0
+        self._setup(rules)
+
+    def _setup(self, data: Any) -> None:
+        if data is not None:
+            with contextlib.suppress(RulesError, TypeError, ValueError):
+                self.rules = Rules.from_json(data)
+        self.lr = LeanRules(self.rules)
+        self.costs = costs_for(self.lr)
+        self.tracker = MatchTracker(self.rules)
+
+    # ------------------------------------------------------------------ events
+    def on_event(self, event: JSON) -> None:
+        if event.get("type") == "match_start" and "rules" in event:
+            self._setup(event["rules"])
+            self._greedy.on_event(event)
+            return
+        self.tracker.on_event(event)
+        self._greedy.on_event(event)
+
+    # ------------------------------------------------------------------ decisions
+    def decide(self, observation: JSON, legal: Sequence[str]) -> str:
+        start = self.clock()
+        self._decisions += 1
+        self.last_worlds = 0
+        try:
+            if len(legal) == 1:
+                return legal[0]
+            hist = self.tracker.observe(observation)
+            phase = observation.get("phase")
+            budget = self._budget(start)
+            rng = self._rng(observation)
+            move: str | None = None
+            if phase == "play":
+                move = self._play(observation, legal, hist, budget, rng)
+            elif phase in DECISIONS:
+                move = self._preplay(str(phase), observation, legal, hist, budget, rng)
+            if move is not None and move in legal:
+                return move
+            return self._greedy.decide(observation, legal)
+        finally:
+            self.last_ms = (self.clock() - start) * 1000.0
+
+    def _budget(self, start: float) -> Budget:
+        usable = max(0.0, self.budget_ms * SAFETY - SAFETY_MS) / 1000.0
+        return Budget(deadline=start + usable, iterations=self.iterations, clock=self.clock)
+
+    def _rng(self, obs: JSON) -> random.Random:
+        """A generator for this decision only, derived from the seed (SHA-256)."""
+        text = f"{self.seed}/{obs.get('deal')}/{self._decisions}"
+        digest = hashlib.sha256(text.encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "big"))
+
+    # ------------------------------------------------------------------ before the play
+    def _preplay(self, phase: str, obs: JSON, legal: Sequence[str], hist: Any,
+                 budget: Budget, rng: random.Random) -> str | None:
+        got = preplay_knowledge(self.rules, obs, hist)
+        if got is None:
+            return None
+        k, talon_known, taken = got
+        me = int(obs["seat"])
+        n = self.rules.players
+        active = [int(s) for s in obs.get("active") or range(n)]
+        sim = DealSim(self.rules, self.lr, self.costs, self._greedy.estimate, active,
+                      int(obs.get("dealer") or 0), n)
+        steps, auction = auction_steps(self.rules, obs)
+        hand = mask_of_names(obs.get("hand"))
+        ctx = deal_context(self.rules, obs, self.tracker, hand_dealt=hand)
+        p = Preplay(self.rules, obs, hist, sim, ctx, budget, rng, me, k, talon_known, taken,
+                    steps, auction, hand)
+        move = DECISIONS[phase](p, legal)
+        self.last_worlds = p.worlds_used
+        return move
+
+    # ------------------------------------------------------------------ play
+    def _play(self, obs: JSON, legal: Sequence[str], hist: Any, budget: Budget,
+              rng: random.Random) -> str | None:
+        if not hist.complete:
+            return None
+        moves = [parse_move(t) for t in legal]
+        if any(m is None for m in moves):
+            return None
+        k = play_knowledge(self.rules, obs, hist)
+        if k is None:
+            return None
+        me = int(obs["seat"])
+        d = obs.get("declarer")
+        declarer = int(d) if d is not None else -1
+        active = [int(s) for s in obs.get("active") or ()]
+        team = tuple(s for s in active if s != declarer) if declarer >= 0 else None
+        if declarer < 0:
+            maximizers: tuple[int, ...] = (me,)
+        elif me == declarer:
+            maximizers = (me,)
+        else:
+            maximizers = tuple(s for s in active if s != declarer)
+        ctx = deal_context(self.rules, obs, self.tracker,
+                           hand_dealt=mask_of_names(obs.get("hand")))
+        search = PlaySearch(self.lr, self.costs, Evaluator(ctx, me), team, maximizers,
+                            self.solve_limit)
+        lr = self.lr
+
+        def worlds(r: random.Random) -> tuple[PlayState, int] | None:
+            content = k.sample(r)
+            if content is None:
+                return None
+            return play_state(lr, obs, hist, k, content), hidden_mask(k, content)
+
+        ints = [m for m in moves if m is not None]
+        best, _means, count = search_play(search, ints, worlds, rng, budget)
+        self.last_worlds = count
+        if count == 0:
+            return None
+        text = move_text(best)
+        return text if text in legal else None
+
+
+def derive_seed(seed: str, label: str) -> str:
+    return hashlib.sha256(f"{seed}/{label}".encode()).hexdigest()
