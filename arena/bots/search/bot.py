@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import random
 import time
 from collections.abc import Sequence
@@ -28,6 +29,8 @@ from .rollout import costs_for
 from .scoring import Evaluator
 from .tracker import MatchTracker
 from .world import deal_context, hidden_mask, play_knowledge, play_state
+
+log = logging.getLogger(__name__)
 
 #: Share of the budget the search may use; the rest covers sampling and the answer.
 SAFETY = 0.8
@@ -54,6 +57,11 @@ class SearchBot:
         self.rules = Rules("classic")
         self._greedy = GreedyBot(seed=seed, rules=rules)
         self._decisions = 0
+        #: Decisions the search could not make (then the plain card sense decides), and
+        #: how many of those were failures of the search itself (bugs, logged once).
+        self.fallbacks = 0
+        self.errors = 0
+        self.fallback_phases: dict[str, int] = {}
         #: The last decision: how many worlds were searched and the time it took (ms).
         self.last_worlds = 0
         self.last_ms = 0.0
@@ -78,23 +86,38 @@ class SearchBot:
 
     # ------------------------------------------------------------------ decisions
     def decide(self, observation: JSON, legal: Sequence[str]) -> str:
+        answer = self._decide(observation, legal)
+        self.tracker.answered(answer, tuple(legal))
+        return answer
+
+    def _decide(self, observation: JSON, legal: Sequence[str]) -> str:
         start = self.clock()
         self._decisions += 1
         self.last_worlds = 0
         try:
+            hist = self.tracker.observe(observation)
             if len(legal) == 1:
                 return legal[0]
-            hist = self.tracker.observe(observation)
             phase = observation.get("phase")
             budget = self._budget(start)
             rng = self._rng(observation)
             move: str | None = None
-            if phase == "play":
-                move = self._play(observation, legal, hist, budget, rng)
-            elif phase in DECISIONS:
-                move = self._preplay(str(phase), observation, legal, hist, budget, rng)
+            try:
+                if phase == "play":
+                    move = self._play(observation, legal, hist, budget, rng)
+                elif phase in DECISIONS:
+                    move = self._preplay(str(phase), observation, legal, hist, budget, rng)
+            except Exception:  # a bug here must cost a good move, never the match
+                self.errors += 1
+                if self.errors == 1:
+                    log.exception("search bot %s: the search failed in phase %s; playing "
+                                  "the plain fallback (later failures are not logged)",
+                                  self.name, phase)
+                move = None
             if move is not None and move in legal:
                 return move
+            self.fallbacks += 1
+            self.fallback_phases[str(phase)] = self.fallback_phases.get(str(phase), 0) + 1
             return self._greedy.decide(observation, legal)
         finally:
             self.last_ms = (self.clock() - start) * 1000.0

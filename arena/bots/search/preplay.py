@@ -597,7 +597,14 @@ def decide_nines(p: Preplay, legal: Sequence[str]) -> str | None:
     return "redeal" if means[0] < 0 else "pass"
 
 
+def decide_talon(p: Preplay, legal: Sequence[str]) -> str | None:
+    """Two talons, neither seen: nothing tells them apart, so the first one is taken."""
+    choices = [t for t in legal if t.startswith("talon ")]
+    return choices[0] if choices else None
+
+
 DECISIONS: dict[str, Callable[[Preplay, Sequence[str]], str | None]] = {
+    "talon-choice": decide_talon,
     "auction": decide_auction,
     "blind": decide_blind,
     "sale-offer": decide_sale_offer,

@@ -294,3 +294,4 @@ def remaining_plays(state: PlayState) -> int:
 
 
 __all__ = ["ACES_MASK", "KQ", "choose", "cost_table", "playout", "remaining_plays", "solve"]
+

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.engine.rules import Rules
+from arena.referee.fallback import fallback_action
 
 from .belief import CARD, SUITS, DealHistory, TrickSeen, mask_of_names
 
@@ -30,6 +31,13 @@ class MatchTracker:
         self._barrel_seen: list[bool] = [False] * n
         self._active: list[int] = list(range(n))
         self.my_seat = -1
+        #: This seat's last answer and the legal actions it chose from: the public event
+        #: of a hidden action (``bank ??``) then tells whether it was played as answered
+        #: or replaced by the referee's fallback.
+        self._pending: tuple[str, tuple[str, ...]] | None = None
+
+    def answered(self, action: str, legal: tuple[str, ...]) -> None:
+        self._pending = (action, legal)
 
     def set_rules(self, rules: Rules) -> None:
         self.__init__(rules)  # type: ignore[misc]
@@ -87,6 +95,13 @@ class MatchTracker:
                     d.trump_by = seat
             elif text == "concede" and 0 <= seat < len(self.concessions):
                 self.concessions[seat] += 1
+            elif text.startswith("bank") and seat == self.my_seat and self._pending:
+                answer, legal = self._pending
+                if event.get("fallback"):
+                    answer = fallback_action(legal) if legal else ""
+                c = CARD.get(answer.split()[1]) if answer.startswith("bank ") else None
+                if c is not None:
+                    d.my_bank |= 1 << c
 
     def _spend_barrel_tries(self) -> None:
         for s in self._active:
