@@ -156,55 +156,117 @@ class Knowledge:
         )
 
     # ------------------------------------------------------------------ sampling
-    def sample(self, rng: random.Random, tries: int = 12) -> list[int] | None:
-        """Contents of every place (seats then piles) of one random consistent world."""
+    def sample(self, rng: random.Random, tries: int = 6) -> list[int] | None:
+        """Contents of every place (seats then piles) of one random consistent world.
+
+        A few quick draws first; when the constraints are tight enough to make them fail,
+        a draw that checks at every card that the rest can still be placed (Hall's
+        condition), which finds a consistent world whenever there is one.  A world that
+        does not explain the bids is drawn again (up to ``tries`` times).
+        """
+        out: list[int] | None = None
         for attempt in range(tries):
-            out = self._draw(rng, strict=attempt < tries - 1)
+            out = self._draw(rng, checked=attempt >= 2)
             if out is not None and self._bids_ok(out):
                 return out
-        return self._draw(rng, strict=False)
+        return out if out is not None else self._draw(rng, checked=True, loose=True)
 
-    def _draw(self, rng: random.Random, strict: bool) -> list[int] | None:
+    def _domains(self, cards: list[int]) -> list[int]:
+        """For each card, the places (bit per place) it may be in."""
+        places = len(self.capacity)
+        n = self.n
+        home = self.talon_home
+        out = []
+        for c in cards:
+            bit = 1 << c
+            suit_bit = 1 << (c >> 3)
+            tied = home >= 0 and bool(self.talon_cards & bit)
+            dom = 0
+            for p in range(places):
+                if ((self.allowed[p] == -1 or self.allowed[p] & bit)
+                        and not (self.voids[p] & suit_bit) and self.capacity[p] > 0
+                        and not (tied and p < n and p != home)):
+                    dom |= 1 << p
+            out.append(dom)
+        return out
+
+    @staticmethod
+    def _feasible(cap: list[int], counts: dict[int, int]) -> bool:
+        """Hall's condition: every set of places has room for the cards bound to it."""
+        places = len(cap)
+        for subset in range(1, 1 << places):
+            room = 0
+            for p in range(places):
+                if subset >> p & 1:
+                    room += cap[p]
+            need = 0
+            for dom, k in counts.items():
+                if not dom & ~subset:
+                    need += k
+            if need > room:
+                return False
+        return True
+
+    def _draw(self, rng: random.Random, checked: bool, loose: bool = False
+              ) -> list[int] | None:
         places = len(self.capacity)
         cap = list(self.capacity)
         content = list(self.must)
         pool = self.unknown
+        cards = cards_of(pool)
+        doms = dict(zip(cards, self._domains(cards), strict=True))
+        counts: dict[int, int] = {}
+        for c in cards:
+            counts[doms[c]] = counts.get(doms[c], 0) + 1
         # Hidden gives of talon cards: which (if any) talon card each receiver got.
         for receiver, candidates, other_weight in self.give_choices:
-            cands = cards_of(candidates & pool)
-            k = rng.randrange(len(cands) + other_weight) if cands else len(cands)
+            cands = [c for c in cards_of(candidates & pool)
+                     if not self.voids[receiver] >> (c >> 3) & 1]
+            if checked:
+                ok = []
+                for c in cands:
+                    counts[doms[c]] -= 1
+                    cap[receiver] -= 1
+                    if self._feasible(cap, counts):
+                        ok.append(c)
+                    counts[doms[c]] += 1
+                    cap[receiver] += 1
+                cands = ok
+                if cands and not self._feasible(cap, counts):
+                    other_weight = 0  # a talon card must have been given on
+            if not cands:
+                continue
+            k = rng.randrange(len(cands) + other_weight)
             if k < len(cands) and cap[receiver] > 0:
                 c = cands[k]
                 content[receiver] |= 1 << c
                 cap[receiver] -= 1
                 pool &= ~(1 << c)
+                counts[doms[c]] -= 1
         cards = cards_of(pool)
         rng.shuffle(cards)
-        domains = []
-        n = self.n
-        home = self.talon_home
+        cards.sort(key=lambda c: doms[c].bit_count())
         for c in cards:
-            bit = 1 << c
-            suit_bit = 1 << (c >> 3)
-            tied = home >= 0 and bool(self.talon_cards & bit)
-            dom = [p for p in range(places)
-                   if (self.allowed[p] == -1 or self.allowed[p] & bit)
-                   and not (self.voids[p] & suit_bit) and self.capacity[p] > 0
-                   and not (tied and p < n and p != home)]
-            domains.append(dom)
-        order = sorted(range(len(cards)), key=lambda i: len(domains[i]))
-        for i in order:
-            c = cards[i]
-            dom = [p for p in domains[i] if cap[p] > 0]
-            if not dom:
-                if strict:
+            dom = doms[c]
+            counts[dom] -= 1
+            choices = [p for p in range(places) if dom >> p & 1 and cap[p] > 0]
+            if checked and len(choices) > 1:
+                ok = []
+                for p in choices:
+                    cap[p] -= 1
+                    if self._feasible(cap, counts):
+                        ok.append(p)
+                    cap[p] += 1
+                choices = ok or choices
+            if not choices:
+                if not loose:
                     return None
-                dom = [p for p in range(places) if cap[p] > 0]
-                if not dom:
+                choices = [p for p in range(places) if cap[p] > 0]
+                if not choices:
                     return None
-            total = sum(cap[p] for p in dom)
+            total = sum(cap[p] for p in choices)
             x = rng.randrange(total)
-            for p in dom:
+            for p in choices:
                 x -= cap[p]
                 if x < 0:
                     break

@@ -13,11 +13,12 @@ import hashlib
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena.bots.greedy import GreedyBot
 from arena.engine import Rules, RulesError
+from arena.referee.fallback import fallback_action
 from arena.referee.types import JSON
 
 from .belief import mask_of_names
@@ -43,7 +44,8 @@ class SearchBot:
 
     def __init__(self, seed: str = "search", rules: JSON | None = None, name: str = "search",
                  *, budget_ms: float = 50.0, iterations: int | None = None,
-                 solve_limit: int = 9) -> None:
+                 solve_tricks: int | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         if budget_ms <= 0:
             raise ValueError("budget_ms must be positive")
         if iterations is not None and iterations < 1:
@@ -52,8 +54,10 @@ class SearchBot:
         self.seed = seed
         self.budget_ms = float(budget_ms)
         self.iterations = iterations
-        self.solve_limit = solve_limit
-        self.clock = time.perf_counter
+        #: Tricks left at which card play switches to the exact solver (default: 3 with
+        #: two or three players, 2 with four).
+        self.solve_tricks = solve_tricks
+        self.clock = clock
         self.rules = Rules("classic")
         self._greedy = GreedyBot(seed=seed, rules=rules)
         self._decisions = 0
@@ -86,7 +90,13 @@ class SearchBot:
 
     # ------------------------------------------------------------------ decisions
     def decide(self, observation: JSON, legal: Sequence[str]) -> str:
-        answer = self._decide(observation, legal)
+        try:
+            answer = self._decide(observation, legal)
+        except Exception:  # an observation nobody could make sense of: still answer
+            self.errors += 1
+            log.warning("search bot %s: could not read the observation; playing the "
+                        "referee's fallback", self.name, exc_info=self.errors == 1)
+            answer = fallback_action(legal)
         self.tracker.answered(answer, tuple(legal))
         return answer
 
@@ -95,14 +105,14 @@ class SearchBot:
         self._decisions += 1
         self.last_worlds = 0
         try:
-            hist = self.tracker.observe(observation)
             if len(legal) == 1:
                 return legal[0]
             phase = observation.get("phase")
             budget = self._budget(start)
-            rng = self._rng(observation)
             move: str | None = None
             try:
+                hist = self.tracker.observe(observation)
+                rng = self._rng(observation)
                 if phase == "play":
                     move = self._play(observation, legal, hist, budget, rng)
                 elif phase in DECISIONS:
@@ -177,8 +187,11 @@ class SearchBot:
             maximizers = tuple(s for s in active if s != declarer)
         ctx = deal_context(self.rules, obs, self.tracker,
                            hand_dealt=mask_of_names(obs.get("hand")))
+        tricks = self.solve_tricks
+        if tricks is None:
+            tricks = 2 if len(active) >= 4 else 3
         search = PlaySearch(self.lr, self.costs, Evaluator(ctx, me), team, maximizers,
-                            self.solve_limit)
+                            tricks * len(active))
         lr = self.lr
 
         def worlds(r: random.Random) -> tuple[PlayState, int] | None:

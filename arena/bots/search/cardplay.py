@@ -78,8 +78,15 @@ def search_play(
         if w is None:
             break
         base, hidden = w
-        for i, m in enumerate(moves):
-            totals[i] += search.value_after(base, m, hidden)
+        values = []
+        for m in moves:
+            if count and budget.expired():
+                break
+            values.append(search.value_after(base, m, hidden))
+        if len(values) < len(moves):
+            break  # out of time inside this world: it is left out
+        for i, v in enumerate(values):
+            totals[i] += v
         count += 1
     if not count:
         return moves[0], totals, 0
