@@ -66,6 +66,8 @@ class DealHistory:
     tricks: list[TrickSeen] = field(default_factory=list)
     #: (seat, suit, kind) of every declaration, in order.
     declarations: list[tuple[int, int, str]] = field(default_factory=list)
+    #: The declaration made with the lead of each trick (by trick index).
+    declared_at: dict[int, str] = field(default_factory=dict)
     trump: int = -1
     trump_by: int = -1
     last_marriage: int = 0
@@ -166,7 +168,7 @@ class Knowledge:
         """
         out: list[int] | None = None
         for attempt in range(tries):
-            out = self._draw(rng, checked=attempt >= 2)
+            out = self._draw_fast(rng) if attempt < 2 else self._draw(rng, checked=True)
             if out is not None and self._bids_ok(out):
                 return out
         return out if out is not None else self._draw(rng, checked=True, loose=True)
@@ -206,6 +208,61 @@ class Knowledge:
             if need > room:
                 return False
         return True
+
+    _prepared: tuple[list[list[int]], dict[int, list[int]]] | None = None
+
+    def _prepare(self) -> tuple[list[list[int]], dict[int, list[int]]]:
+        """Unseen cards grouped by how many places they may be in, and those places."""
+        if self._prepared is None:
+            cards = cards_of(self.unknown)
+            doms = self._domains(cards)
+            places = len(self.capacity)
+            choices = {c: [p for p in range(places) if d >> p & 1]
+                       for c, d in zip(cards, doms, strict=True)}
+            by_size: dict[int, list[int]] = {}
+            for c in cards:
+                by_size.setdefault(len(choices[c]), []).append(c)
+            self._prepared = ([by_size[k] for k in sorted(by_size)], choices)
+        return self._prepared
+
+    def _draw_fast(self, rng: random.Random) -> list[int] | None:
+        """One quick draw, most constrained cards first; None when it runs into a wall."""
+        groups, choices = self._prepare()
+        cap = list(self.capacity)
+        content = list(self.must)
+        taken = 0
+        for receiver, candidates, other_weight in self.give_choices:
+            cands = [c for c in cards_of(candidates & self.unknown)
+                     if not self.voids[receiver] >> (c >> 3) & 1]
+            if not cands:
+                continue
+            k = rng.randrange(len(cands) + other_weight)
+            if k < len(cands) and cap[receiver] > 0:
+                c = cands[k]
+                content[receiver] |= 1 << c
+                cap[receiver] -= 1
+                taken |= 1 << c
+        randrange = rng.randrange
+        for group in groups:
+            cards = list(group)
+            rng.shuffle(cards)
+            for c in cards:
+                if taken >> c & 1:
+                    continue
+                opts = choices[c]
+                total = 0
+                for p in opts:
+                    total += cap[p]
+                if not total:
+                    return None
+                x = randrange(total)
+                for p in opts:
+                    x -= cap[p]
+                    if x < 0:
+                        break
+                content[p] |= 1 << c
+                cap[p] -= 1
+        return content
 
     def _draw(self, rng: random.Random, checked: bool, loose: bool = False
               ) -> list[int] | None:

@@ -21,15 +21,16 @@ from arena.engine import Rules, RulesError
 from arena.referee.fallback import fallback_action
 from arena.referee.types import JSON
 
-from .belief import mask_of_names
+from .belief import CARD, mask_of_names
 from .cardplay import Budget, PlaySearch, search_play
-from .dealsim import DealSim
+from .dealsim import DealSim, bid_cap
+from .inference import INCONSISTENT, PlayJudge, auction_mismatches
 from .lean import LeanRules, PlayState, move_text, parse_move
 from .preplay import DECISIONS, Preplay, auction_steps, preplay_knowledge
 from .rollout import costs_for
 from .scoring import Evaluator
 from .tracker import MatchTracker
-from .world import deal_context, hidden_mask, play_knowledge, play_state
+from .world import PlayWorlds, deal_context, play_knowledge
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class SearchBot:
 
     def __init__(self, seed: str = "search", rules: JSON | None = None, name: str = "search",
                  *, budget_ms: float = 50.0, iterations: int | None = None,
-                 solve_tricks: int | None = None,
+                 solve_tricks: int | None = None, candidates: int = 3,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         if budget_ms <= 0:
             raise ValueError("budget_ms must be positive")
@@ -57,6 +58,8 @@ class SearchBot:
         #: Tricks left at which card play switches to the exact solver (default: 3 with
         #: two or three players, 2 with four).
         self.solve_tricks = solve_tricks
+        #: Candidate worlds drawn for each world searched (the best explained is kept).
+        self.candidates = candidates
         self.clock = clock
         self.rules = Rules("classic")
         self._greedy = GreedyBot(seed=seed, rules=rules)
@@ -142,6 +145,50 @@ class SearchBot:
         digest = hashlib.sha256(text.encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
+    def _judge(self, obs: JSON, hist: Any, me: int, active: list[int], declarer: int
+               ) -> Callable[[PlayState, int], float]:
+        """The weight of a sampled play-phase world: how well it explains the others."""
+        rules = self.rules
+        n = rules.players
+        steps, _ = auction_steps(rules, obs)
+        auction = [(st.seat, st.kind, st.value) for st in steps]
+        received = mask_of_names(obs.get("received"))
+        gave: dict[int, int] = {}
+        for entry in obs.get("given") or ():
+            c = mask_of_names([entry[0]])
+            gave[int(entry[1])] = gave.get(int(entry[1]), 0) | c
+        talon: int = hist.talon
+        start_trump = hist.trump if rules.fixed_trump else -1
+        trick_now = [(int(e[0]), CARD[str(e[1])]) for e in obs.get("trick") or ()
+                     if str(e[1]) in CARD]
+        estimate = self._greedy.estimate
+        sim_max = self._model_max
+        plays = PlayJudge(self.lr, self.costs, hist, me, active, n, declarer, trick_now,
+                          start_trump)
+        played = plays.played
+
+        def judge(st: PlayState, hidden: int) -> float:
+            hands = st.hands
+            misses = plays(hands, hidden)
+            if auction:
+
+                def dealt(s: int) -> int:
+                    h: int = hands[s] | played[s]
+                    if s == declarer:
+                        return (h | (received if me != declarer else 0)) & ~talon
+                    return h & ~gave.get(s, 0)
+
+                misses += auction_mismatches(auction, me, dealt,
+                                             lambda h: sim_max(estimate, h))
+            return INCONSISTENT ** misses
+
+        return judge
+
+    def _model_max(self, estimate: Callable[[int], int], hand: int) -> int:
+        r = self.rules
+        top: int = estimate(hand) + r.talon_size * self._greedy.talon_card_value
+        return min(top, bid_cap(r, hand))
+
     # ------------------------------------------------------------------ before the play
     def _preplay(self, phase: str, obs: JSON, legal: Sequence[str], hist: Any,
                  budget: Budget, rng: random.Random) -> str | None:
@@ -193,12 +240,31 @@ class SearchBot:
         search = PlaySearch(self.lr, self.costs, Evaluator(ctx, me), team, maximizers,
                             tricks * len(active))
         lr = self.lr
+        judge = self._judge(obs, hist, me, active, declarer)
+        draws = self.candidates
+        maker = PlayWorlds(lr, obs, hist, k)
 
         def worlds(r: random.Random) -> tuple[PlayState, int] | None:
-            content = k.sample(r)
-            if content is None:
+            # Sampling-importance-resampling: a few candidate worlds, one kept with a
+            # chance proportional to how well it explains the play and the auction.
+            picked: list[tuple[PlayState, int]] = []
+            weights: list[float] = []
+            for _ in range(draws):
+                content = k.sample(r)
+                if content is None:
+                    break
+                st = maker.make(content)
+                hidden = maker.hidden(content)
+                picked.append((st, hidden))
+                weights.append(judge(st, hidden) if draws > 1 else 1.0)
+            if not picked:
                 return None
-            return play_state(lr, obs, hist, k, content), hidden_mask(k, content)
+            x = r.random() * sum(weights)
+            for w, item in zip(weights, picked, strict=True):
+                x -= w
+                if x <= 0:
+                    return item
+            return picked[-1]
 
         ints = [m for m in moves if m is not None]
         best, _means, count = search_play(search, ints, worlds, rng, budget)

@@ -74,6 +74,7 @@ class MatchTracker:
             kinds = str(event.get("kind", "marriage"))
             if suit >= 0 and seat >= 0:
                 d.declarations.append((seat, suit, kinds))
+                d.declared_at[len(d.tricks)] = kinds
                 r = self.rules
                 if kinds in ("marriage", "half", "aces") and not r.fixed_trump:
                     d.trump = suit

@@ -141,65 +141,87 @@ def play_knowledge(rules: Rules, obs: dict[str, Any], hist: DealHistory) -> Know
     return k
 
 
-def play_state(lr: LeanRules, obs: dict[str, Any], hist: DealHistory, k: Knowledge,
-               content: list[int]) -> PlayState:
-    """The lean position of one sampled world (``content`` from :meth:`Knowledge.sample`)."""
-    n = k.n
-    me = k.me
-    active = [int(s) for s in obs.get("active") or range(n)]
-    hands = [0] * n
-    for s in active:
-        hands[s] = k.my_hand if s == me else content[s]
-    declarer = obs.get("declarer")
-    d = int(declarer) if declarer is not None else -1
-    leader = obs.get("leader")
-    st = PlayState.new(lr, active, n, hands, int(leader) if leader is not None else me, d)
-    trick: list[tuple[int, int]] = []
-    for entry in obs.get("trick") or ():
-        seat, name = int(entry[0]), str(entry[1])
-        c = CARD.get(name)
-        if c is None:
-            c = _first(content[k.pile(f"down-{seat}")])
-        trick.append((seat, c))
-    st.trick = trick
-    st.lead_suit = trick[0][1] >> 3 if trick else -1
-    st.to_act = me
-    trump = obs.get("trump")
-    st.trump = SUITS.index(trump) if trump in ("C", "S", "H", "D") else -1
-    st.trump_by = hist.trump_by
-    st.last_marriage = hist.last_marriage
-    st.tricks = [int(x) for x in obs.get("tricks_taken") or [0] * n]
-    st.taken = [int(x) for x in obs.get("points_taken") or [0] * n]
-    marr = [0] * n
-    for entry in obs.get("marriages") or ():
-        marr[int(entry[0])] += int(entry[2])
-    st.marr = marr
-    st.crawl = hist.crawl
-    for s, _suit, kind in hist.declarations:
-        if kind == "aces" and hands[s] & ACES_MASK:
-            st.aces_pending[s] = True
-    last, decl = k.extra_known
-    r = lr.rules
-    for i, name in enumerate(k.pile_names):
-        pts = mask_points(content[n + i])
-        if name == "discards":
-            decl += pts
-        elif name == "bank-card":
-            last += pts
-        elif name == "spare":
-            last += pts * ((r.exchange == "bank") + (r.spare_talon == "last-trick"))
-    st.extra_last = last
-    st.extra_declarer = decl
-    return st
+class PlayWorlds:
+    """Turns sampled worlds into lean positions; what all worlds share is read once."""
 
+    def __init__(self, lr: LeanRules, obs: dict[str, Any], hist: DealHistory,
+                 k: Knowledge) -> None:
+        n = k.n
+        me = k.me
+        self.k = k
+        self.me = me
+        self.active = [int(s) for s in obs.get("active") or range(n)]
+        declarer = obs.get("declarer")
+        d = int(declarer) if declarer is not None else -1
+        leader = obs.get("leader")
+        st = PlayState.new(lr, self.active, n, [0] * n,
+                           int(leader) if leader is not None else me, d)
+        self.trick: list[tuple[int, int]] = []
+        #: Positions in the trick whose card lies face down, and the pile it is in.
+        self.down: list[tuple[int, int]] = []
+        for i, entry in enumerate(obs.get("trick") or ()):
+            seat, name = int(entry[0]), str(entry[1])
+            c = CARD.get(name)
+            if c is None:
+                self.down.append((i, k.pile(f"down-{seat}")))
+                c = -1
+            self.trick.append((seat, c))
+        st.to_act = me
+        trump = obs.get("trump")
+        st.trump = SUITS.index(trump) if trump in ("C", "S", "H", "D") else -1
+        st.trump_by = hist.trump_by
+        st.last_marriage = hist.last_marriage
+        st.tricks = [int(x) for x in obs.get("tricks_taken") or [0] * n]
+        st.taken = [int(x) for x in obs.get("points_taken") or [0] * n]
+        marr = [0] * n
+        for entry in obs.get("marriages") or ():
+            marr[int(entry[0])] += int(entry[2])
+        st.marr = marr
+        st.crawl = hist.crawl
+        self.aces = [s for s, _suit, kind in hist.declarations if kind == "aces"]
+        self.template = st
+        r = lr.rules
+        self.piles: list[tuple[int, int, int]] = []  # (place, to last trick, to declarer)
+        for i, name in enumerate(k.pile_names):
+            if name == "discards":
+                self.piles.append((n + i, 0, 1))
+            elif name == "bank-card":
+                self.piles.append((n + i, 1, 0))
+            elif name == "spare":
+                self.piles.append((n + i, (r.exchange == "bank") + (r.spare_talon == "last-trick"),
+                                   0))
+            elif not name.startswith("down-"):
+                self.piles.append((n + i, 0, 0))
 
-def hidden_mask(k: Knowledge, content: list[int]) -> int:
-    """Cards of the sampled piles: out of play, unseen by the players of a rollout."""
-    m = 0
-    for i, name in enumerate(k.pile_names):
-        if not name.startswith("down-"):
-            m |= content[k.n + i]
-    return m
+    def make(self, content: list[int]) -> PlayState:
+        """The lean position of one sampled world (``content`` from :meth:`Knowledge.sample`)."""
+        st = self.template.copy()
+        hands = st.hands
+        me = self.me
+        for s in self.active:
+            hands[s] = self.k.my_hand if s == me else content[s]
+        trick = list(self.trick)
+        for i, place in self.down:
+            trick[i] = (trick[i][0], _first(content[place]))
+        st.trick = trick
+        st.lead_suit = trick[0][1] >> 3 if trick else -1
+        for s in self.aces:
+            st.aces_pending[s] = bool(hands[s] & ACES_MASK)
+        last, decl = self.k.extra_known
+        for place, to_last, to_decl in self.piles:
+            pts = mask_points(content[place])
+            last += pts * to_last
+            decl += pts * to_decl
+        st.extra_last = last
+        st.extra_declarer = decl
+        return st
+
+    def hidden(self, content: list[int]) -> int:
+        """Cards of the sampled piles: out of play, unseen by the players of a rollout."""
+        m = 0
+        for place, _a, _b in self.piles:
+            m |= content[place]
+        return m
 
 
 def _first(mask: int) -> int:
@@ -244,5 +266,5 @@ def suit_mask(s: int) -> int:
     return SUIT_MASK[s]
 
 
-__all__ = ["ACES_MASK", "NINES_MASK", "auction_highs", "deal_context", "hidden_mask",
-           "play_knowledge", "play_state"]
+__all__ = ["ACES_MASK", "NINES_MASK", "PlayWorlds", "auction_highs", "deal_context",
+           "play_knowledge"]
