@@ -251,7 +251,7 @@ def _format(res: JSON, load: tuple[float, float, float], elapsed: float, jobs: i
     return "\n".join(lines)
 
 
-def bench_main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bot", default="search", help="the bot under test (any bot reference)")
@@ -268,6 +268,11 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=1,
                    help="worker processes, one set at a time each (default 1: one core)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    return p
+
+
+def bench_main(argv: Sequence[str] | None = None) -> int:
+    p = build_parser()
     args = p.parse_args(argv)
     if args.sets < 1 or args.jobs < 1 or args.max_deals < 0:
         print(f"{PROG}: --sets and --jobs must be at least 1, --max-deals at least 0",
