@@ -173,3 +173,39 @@ def test_evaluator_values_standings_and_a_won_game() -> None:
                        contract=120, barrel_on=[True, False, False])
     win = Evaluator(ctx0, seat=0).played([120, 0, 0], [8, 0, 0])
     assert win == pytest.approx(1000 - (380 + 780) / 2)
+
+
+@pytest.mark.parametrize("preset", ["classic", "estonian", "german-1001", "two-player",
+                                    "classic-4", "classic-501"])
+def test_the_fast_rollout_plays_the_default_policy_move_for_move(preset: str) -> None:
+    from arena.bots.search.rollout import costs_for, fast_playout, playout
+
+    rules = Rules.preset(preset)
+    lr = LeanRules(rules)
+    costs = costs_for(lr)
+    rng = random.Random(preset)
+    compared = 0
+    for k in range(40):
+        game = Game(rules, seed=f"fast-{k}")
+        game.deal()
+        while game.phase != PLAY and not game.is_chance and not game.is_over:
+            legal = game.legal_actions()
+            game.apply(legal[rng.randrange(len(legal))])
+        if game.phase != PLAY:
+            continue
+        st = lean_from_game(game)
+        for _ in range(rng.randrange(12)):
+            moves = st.legal()
+            if not moves:
+                break
+            st.apply(moves[rng.randrange(len(moves))])
+        if st.over:
+            continue
+        team = tuple(s for s in game.active if s != game.declarer) if game.declarer >= 0 \
+            else None
+        a = playout(st.copy(), costs, team, 0)
+        b = fast_playout(st.copy(), costs, team, 0)
+        assert (a.taken, a.marr, a.tricks, a.trump, a.last_trick) == (
+            b.taken, b.marr, b.tricks, b.trump, b.last_trick)
+        compared += 1
+    assert compared > 20

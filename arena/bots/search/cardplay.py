@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .belief import Knowledge
 from .lean import LeanRules, PlayState
-from .rollout import playout, remaining_plays, solve
+from .rollout import fast_playout, remaining_plays, solve
 from .scoring import Evaluator
 
 
@@ -59,7 +59,7 @@ class PlaySearch:
         ev = self.evaluator
         if remaining_plays(s) <= self.solve_limit:
             return solve(s, self.maximizers, lambda x: ev.played(x.raw_points(), x.tricks))
-        playout(s, self.costs, self.team, hidden)
+        fast_playout(s, self.costs, self.team, hidden)
         return ev.played(s.raw_points(), s.tricks)
 
 

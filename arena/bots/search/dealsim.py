@@ -23,7 +23,7 @@ from arena.engine.cards import CARD_POINTS, SUIT_MASK
 from arena.engine.rules import Rules
 
 from .lean import KQ, LeanRules, PlayState, mask_points
-from .rollout import _cheapest, playout
+from .rollout import _cheapest, fast_playout
 from .scoring import DealContext, Evaluator
 
 EstimateFn = Callable[[int], int]
@@ -217,7 +217,7 @@ class DealSim:
         st.extra_last = extra_last
         st.extra_declarer = extra_declarer
         team = tuple(s for s in self.active if s != d) if d >= 0 else None
-        return playout(st, self.costs, team, hidden)
+        return fast_playout(st, self.costs, team, hidden)
 
     def declare_and_play(self, world: World, d: int, *, talon_index: int = 0,
                          skip_exchange: bool = False) -> tuple[PlayState, int]:
