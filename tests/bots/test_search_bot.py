@@ -337,3 +337,17 @@ def test_voids_and_declared_marriages_shape_the_worlds() -> None:
         assert world is not None
         assert not world[1] & SUIT_MASK[2]
         assert world[0] >> c["QS"] & 1
+
+
+def test_the_search_stops_early_only_when_the_best_move_is_beyond_doubt() -> None:
+    from arena.bots.search.cardplay import settled
+
+    rng = random.Random(5)
+    noise = [rng.gauss(0, 30) for _ in range(16)]
+    clear = [[50 + x for x in noise], [x for x in noise], [x - 40 for x in noise]]
+    assert settled(clear)
+    assert not settled([v[:8] for v in clear])  # too few worlds yet
+    close = [[rng.gauss(5, 30) for _ in range(16)], [rng.gauss(0, 30) for _ in range(16)]]
+    assert not settled(close)
+    same = [[float(x) for x in range(16)], [float(x) for x in range(16)]]
+    assert settled(same)  # equivalent cards: nothing to find out

@@ -10,6 +10,7 @@ rules' scoring, :class:`~.scoring.Evaluator`) is played.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,34 +64,74 @@ class PlaySearch:
         return ev.played(s.raw_points(), s.tricks)
 
 
+#: Worlds searched before the search may stop early, and how often it checks.
+EARLY_MIN_WORLDS = 12
+EARLY_EVERY = 4
+#: A move counts as surely better than another when its lead over it, world by world,
+#: is this many standard errors above zero.
+EARLY_Z = 3.0
+#: Differences smaller than this many points (at the upper end) do not matter.
+NEGLIGIBLE = 1.0
+
+
+def settled(values: list[list[float]]) -> bool:
+    """Whether the best move is ahead of every other beyond doubt, on the worlds so far.
+
+    Every move was tried in the same worlds, so the comparison is paired: the lead of the
+    best move over another, world by world, has a mean and a standard error.  The search
+    may stop when each lead is clearly positive or too small to matter either way.  The
+    rule depends only on the values, never on the clock, so it keeps searches with a
+    fixed number of iterations reproducible.
+    """
+    count = len(values[0])
+    if len(values) < 2 or count < EARLY_MIN_WORLDS:
+        return False
+    means = [math.fsum(v) / count for v in values]
+    best = max(range(len(values)), key=lambda i: (means[i], -i))
+    vb = values[best]
+    for j, vj in enumerate(values):
+        if j == best:
+            continue
+        diffs = [a - b for a, b in zip(vb, vj, strict=True)]
+        md = means[best] - means[j]
+        var = math.fsum((d - md) ** 2 for d in diffs) / (count - 1)
+        se = math.sqrt(var / count)
+        if not (md - EARLY_Z * se > 0 or md + EARLY_Z * se < NEGLIGIBLE):
+            return False
+    return True
+
+
 def search_play(
     search: PlaySearch,
     moves: list[int],
     worlds: Callable[[random.Random], tuple[PlayState, int] | None],
     rng: random.Random,
     budget: Budget,
+    early_stop: bool = True,
 ) -> tuple[int, list[float], int]:
     """The best move, each move's mean value and the number of worlds searched."""
-    totals = [0.0] * len(moves)
+    values: list[list[float]] = [[] for _ in moves]
     count = 0
     while not budget.done(count):
         w = worlds(rng)
         if w is None:
             break
         base, hidden = w
-        values = []
+        got = []
         for m in moves:
             if count and budget.expired():
                 break
-            values.append(search.value_after(base, m, hidden))
-        if len(values) < len(moves):
+            got.append(search.value_after(base, m, hidden))
+        if len(got) < len(moves):
             break  # out of time inside this world: it is left out
-        for i, v in enumerate(values):
-            totals[i] += v
+        for i, v in enumerate(got):
+            values[i].append(v)
         count += 1
+        if early_stop and count % EARLY_EVERY == 0 and settled(values):
+            break
     if not count:
-        return moves[0], totals, 0
-    means = [t / count for t in totals]
+        return moves[0], [0.0] * len(moves), 0
+    means = [math.fsum(v) / count for v in values]
     best = max(range(len(moves)), key=lambda i: (means[i], -i))
     return moves[best], means, count
 
