@@ -179,8 +179,11 @@ def test_every_decision_stays_inside_its_budget(preset: str) -> None:
     res = asyncio.run(run_match(spec, [Watch(b) for b in bots]))
     _check_clean(res, bots)
     assert spent and max(spent) <= 20.0
-    # It used the budget it had: the searched decisions ran to the deadline.
-    assert sum(1 for x in spent if x >= 12.0) >= len(spent) // 4
+    # It used the budget it had: many searched decisions ran to the deadline.
+    from arena.bots.search.bot import SAFETY, SAFETY_MS
+
+    deadline = 20.0 * SAFETY - SAFETY_MS
+    assert sum(1 for x in spent if x >= deadline) >= len(spent) // 4
 
 
 def test_a_stalled_clock_still_gets_an_answer() -> None:

@@ -35,9 +35,9 @@ from .world import PlayWorlds, deal_context, play_knowledge
 log = logging.getLogger(__name__)
 
 #: Share of the budget the search may use; the rest covers sampling and the answer.
-SAFETY = 0.8
+SAFETY = 0.7
 #: Fixed part of the safety margin, in milliseconds.
-SAFETY_MS = 2.0
+SAFETY_MS = 3.0
 
 
 class SearchBot:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .belief import Knowledge
 from .lean import LeanRules, PlayState
-from .rollout import fast_playout, remaining_plays, solve
+from .rollout import Guard, OutOfTime, fast_playout, remaining_plays, solve
 from .scoring import Evaluator
 
 
@@ -54,12 +54,15 @@ class PlaySearch:
     #: Use the exact solver when at most this many cards are left in all hands.
     solve_limit: int
 
+    guard: Guard | None = None
+
     def value_after(self, base: PlayState, move: int, hidden: int) -> float:
         s = base.copy()
         s.apply(move)
         ev = self.evaluator
         if remaining_plays(s) <= self.solve_limit:
-            return solve(s, self.maximizers, lambda x: ev.played(x.raw_points(), x.tricks))
+            return solve(s, self.maximizers, lambda x: ev.played(x.raw_points(), x.tricks),
+                         guard=self.guard)
         fast_playout(s, self.costs, self.team, hidden)
         return ev.played(s.raw_points(), s.tricks)
 
@@ -112,16 +115,20 @@ def search_play(
     """The best move, each move's mean value and the number of worlds searched."""
     values: list[list[float]] = [[] for _ in moves]
     count = 0
+    search.guard = Guard(budget.clock, budget.deadline)
     while not budget.done(count):
         w = worlds(rng)
         if w is None:
             break
         base, hidden = w
         got = []
-        for m in moves:
-            if count and budget.expired():
-                break
-            got.append(search.value_after(base, m, hidden))
+        try:
+            for m in moves:
+                if count and budget.expired():
+                    break
+                got.append(search.value_after(base, m, hidden))
+        except OutOfTime:
+            break  # the partial world is left out (with none finished, the bot falls back)
         if len(got) < len(moves):
             break  # out of time inside this world: it is left out
         for i, v in enumerate(got):

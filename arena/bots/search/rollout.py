@@ -250,9 +250,31 @@ def playout(state: PlayState, costs: list[int], team: tuple[int, ...] | None,
 Leaf = Callable[[PlayState], float]
 
 
+class OutOfTime(Exception):
+    """The clock ran out inside a search: its partial result is thrown away."""
+
+
+class Guard:
+    """Reads a deadline every few solver nodes, so no single search overruns the budget."""
+
+    __slots__ = ("clock", "deadline", "nodes")
+
+    def __init__(self, clock: Callable[[], float], deadline: float) -> None:
+        self.clock = clock
+        self.deadline = deadline
+        self.nodes = 0
+
+    def tick(self) -> None:
+        self.nodes += 1
+        if not self.nodes & 31 and self.clock() >= self.deadline:
+            raise OutOfTime
+
+
 def solve(state: PlayState, maximizers: tuple[int, ...], leaf: Leaf,
-          alpha: float = -1e18, beta: float = 1e18) -> float:
+          alpha: float = -1e18, beta: float = 1e18, guard: Guard | None = None) -> float:
     """The value of ``state`` with best play by both sides (alpha-beta, full depth)."""
+    if guard is not None:
+        guard.tick()
     if not state.trick and not any(state.hands):
         return leaf(state)
     moves = state.legal()
@@ -263,7 +285,7 @@ def solve(state: PlayState, maximizers: tuple[int, ...], leaf: Leaf,
     for m in moves:
         child = state.copy()
         child.apply(m)
-        v = solve(child, maximizers, leaf, alpha, beta)
+        v = solve(child, maximizers, leaf, alpha, beta, guard)
         if maximize:
             if v > best:
                 best = v
