@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.engine.cards import CARD_NAMES, MASK_24, MASK_32, RJ, RK, RQ, SUIT_MASK
+from arena.engine.cards import CARD_NAMES, MASK_24, MASK_32, RJ, RQ, SUIT_MASK
 from arena.engine.rules import Rules
 
 from .lean import ACES_MASK, KQ, NINES_MASK, cards_of
@@ -373,8 +373,6 @@ def marriage_need(rules: Rules, bid: int) -> int:
 
 __all__ = [
     "CARD",
-    "RK",
-    "RQ",
     "SUITS",
     "DealHistory",
     "Knowledge",

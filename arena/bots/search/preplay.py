@@ -25,6 +25,7 @@ from .belief import CARD, SUITS, DealHistory, Knowledge, deck_mask, marriage_nee
 from .cardplay import Budget
 from .dealsim import AuctionState, DealSim, World, evaluator_for, run_auction
 from .lean import KQ, mask_points
+from .rollout import _cheapest
 from .scoring import DealContext, Evaluator
 from .world import auction_highs
 
@@ -467,8 +468,6 @@ def _finish_exchange(sim: DealSim, w: World, me: int, done_target: int, p: Prepl
     hands = w.hands
     extra_last, extra_decl = w.extra_last, w.extra_declarer
     left = _exchange_left(p, done_target)
-    from .rollout import _cheapest
-
     for target in left:
         c = _cheapest(hands[me], hands[me], sim.costs)
         hands[me] &= ~(1 << c)

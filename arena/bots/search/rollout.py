@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from arena.engine.cards import CARD_POINTS, RA, RK, RQ, RT, SUIT_MASK
 
-from .lean import ACES_MASK, KQ, MARRY, QUEENS, LeanRules, PlayState
+from .lean import KQ, MARRY, QUEENS, LeanRules, PlayState
 
 _RP = (0, 0, 0, 2, 3, 4, 10, 11)
 #: Cards of a suit (as an 8-bit pattern) ranked above each rank.
@@ -315,7 +315,8 @@ def remaining_plays(state: PlayState) -> int:
     return sum(h.bit_count() for h in state.hands)
 
 
-__all__ = ["ACES_MASK", "KQ", "choose", "cost_table", "playout", "remaining_plays", "solve"]
+__all__ = ["Guard", "OutOfTime", "choose", "cost_table", "fast_playout", "playout",
+           "remaining_plays", "solve"]
 
 
 

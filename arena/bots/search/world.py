@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.engine.cards import SUIT_MASK
 from arena.engine.rules import Rules
 
 from .belief import (
@@ -262,9 +261,4 @@ def deal_context(rules: Rules, obs: dict[str, Any], tracker: MatchTracker,
     )
 
 
-def suit_mask(s: int) -> int:
-    return SUIT_MASK[s]
-
-
-__all__ = ["ACES_MASK", "NINES_MASK", "PlayWorlds", "auction_highs", "deal_context",
-           "play_knowledge"]
+__all__ = ["PlayWorlds", "auction_highs", "deal_context", "play_knowledge"]
