@@ -6,10 +6,10 @@ marriages shown, what the bids so far imply), finishes the deal in each world un
 candidate action, and returns the candidate with the best weighted mean value, or None
 when it has no model for the situation (the bot then plays its plain fallback).
 
-Worlds are weighted by how well they explain the auction so far: a seat that bid a value
-its sampled hand would not bid under the model, or passed a value it would have bid, makes
-that world count ``INCONSISTENT`` times as much as a consistent one.  The weight is soft
-because the other players need not bid like the model.
+Worlds are weighted by how well they explain the auction so far: each bid of another seat
+that its sampled hand would not make under the model, and each pass where it would have
+bid, multiplies the world's weight by ``INCONSISTENT`` (:mod:`.inference`).  The weight is
+soft because the other players need not bid like the model.
 """
 
 from __future__ import annotations
@@ -24,13 +24,11 @@ from arena.engine.rules import Rules
 from .belief import CARD, SUITS, DealHistory, Knowledge, deck_mask, marriage_need, mask_of_names
 from .cardplay import Budget
 from .dealsim import AuctionState, DealSim, World, evaluator_for, run_auction
+from .inference import INCONSISTENT
 from .lean import KQ, mask_points
 from .rollout import _cheapest
 from .scoring import DealContext, Evaluator
 from .world import auction_highs
-
-#: Weight of a world for each auction step its hands do not explain under the model.
-INCONSISTENT = 0.15
 
 _BEFORE_TALON = ("blind", "auction", "sale-offer", "sale", "talon-choice")
 
