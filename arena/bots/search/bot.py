@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 #: Share of the budget the search may use; the rest covers sampling and the answer.
 SAFETY = 0.7
-#: Fixed part of the safety margin, in milliseconds.
+#: Fixed part of the safety margin, in milliseconds (a tenth of smaller budgets).
 SAFETY_MS = 3.0
 
 
@@ -136,7 +136,8 @@ class SearchBot:
             self.last_ms = (self.clock() - start) * 1000.0
 
     def _budget(self, start: float) -> Budget:
-        usable = max(0.0, self.budget_ms * SAFETY - SAFETY_MS) / 1000.0
+        usable = self.budget_ms * SAFETY - min(SAFETY_MS, self.budget_ms * 0.1)
+        usable = max(0.0, usable) / 1000.0
         return Budget(deadline=start + usable, iterations=self.iterations, clock=self.clock)
 
     def _rng(self, obs: JSON) -> random.Random:

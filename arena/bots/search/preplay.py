@@ -193,7 +193,10 @@ class Preplay:
         if got is None:
             got = cache[d] = self.sim.declare_and_play(w, d)
         st, kept = got
-        c = contract if d == self.me else self.sim.model_contract(kept, contract)
+        # The declarer may raise after the talon (the seat's own raise is searched when it
+        # comes; here the model's raise stands for it: without it a strong hand would
+        # rather defend than win a contract capped at the bid).
+        c = self.sim.model_contract(kept, contract)
         return self.evaluator(d, c, blind and d == self.me).played(st.raw_points(), st.tricks)
 
 
