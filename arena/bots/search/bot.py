@@ -58,7 +58,8 @@ class SearchBot:
         #: Tricks left at which card play switches to the exact solver (default: 3 with
         #: two or three players, 2 with four).
         self.solve_tricks = solve_tricks
-        #: Candidate worlds drawn for each world searched (the best explained is kept).
+        #: Candidate worlds drawn for each world searched; one is kept, with a chance
+        #: proportional to how well it explains what the others did.
         self.candidates = candidates
         self.clock = clock
         self.rules = Rules("classic")
