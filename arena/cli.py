@@ -247,6 +247,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "games/s with the local pool and with Celery workers; ratings time"),
     ("ratings", "arena.ratings.bench", "main", "ratings with CIs for many game results"),
     ("referee", "arena.referee.bench", "bench_main", "in-process decisions/s through the referee"),
+    ("memory", "arena.server.bench_memory", "main",
+     "gateway memory after many finished full-length matches"),
     ("strength", "arena.bench.strength", "bench_main",
      "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
 ]

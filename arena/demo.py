@@ -66,7 +66,8 @@ class DemoError(Exception):
 
 
 def _bot_class(name: str) -> str | None:
-    """The SDK class for a remote bot name: ``greedy``, or a copy such as ``greedy-2``."""
+    """The SDK class for a remote bot name: ``greedy-sdk``, ``greedy-2``: the name of a
+    bot class, then ``-`` and anything (the bare names of built-in bots are reserved)."""
     if name in BOT_CLASSES:
         return BOT_CLASSES[name]
     base = name.rsplit("-", 1)[0]
@@ -172,7 +173,8 @@ def load_demo_spec(args: argparse.Namespace, paths: Paths, routing_url: str) -> 
         if not p.bot.startswith("remote:") or _bot_class(p.bot[len("remote:") :]) is None:
             raise DemoError(
                 f"{spec_path}: participant {p.name!r} is {p.bot!r}; the demo starts only "
-                f"remote built-in bots: {', '.join('remote:' + n for n in BOT_CLASSES)}"
+                "remote built-in bots: "
+                f"{', '.join('remote:' + n + '-sdk' for n in BOT_CLASSES)}"
             )
     return spec
 

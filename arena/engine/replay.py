@@ -23,7 +23,7 @@ from .rules import Rules
 
 FORMAT = "thousand-replay"
 FORMAT_VERSION = 1
-ANNOTATIONS = ("timeout", "illegal", "malformed", "forfeit")
+ANNOTATIONS = ("timeout", "illegal", "malformed", "forfeit", "platform")
 
 
 def replay_from_game(

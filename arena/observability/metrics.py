@@ -19,7 +19,7 @@ from typing import Any, Final
 from prometheus_client import Counter, Gauge, Histogram
 
 #: Decision outcomes used as ``arena_decisions_total{outcome}``.
-DECISION_OUTCOMES: Final = ("ok", "timeout", "illegal", "malformed")
+DECISION_OUTCOMES: Final = ("ok", "timeout", "illegal", "malformed", "platform")
 #: Final states of a match used as ``arena_matches_finished_total{status}``.
 MATCH_STATUSES: Final = ("completed", "forfeit", "aborted", "error")
 
@@ -70,14 +70,28 @@ GRPC_HANDLING_BUCKETS: Final = (
 DECISIONS_TOTAL: Final = Counter(
     "arena_decisions_total",
     "Decisions requested from bots, by how they ended: ok, timeout (deadline and time bank "
-    "spent), illegal (a well-formed but illegal action) or malformed (unparseable reply).",
+    "spent), illegal (a well-formed but illegal action), malformed (unparseable reply) or "
+    "platform (the platform could not carry the request, which was asked again; never "
+    "charged to the bot).",
     ["bot", "outcome"],
 )
 DECISION_LATENCY_SECONDS: Final = Histogram(
     "arena_decision_latency_seconds",
-    "Time from sending a decision request to a bot until its reply arrived or the deadline passed.",
+    "Time charged to a bot for a decision: from when its request was written to its stream "
+    "until its reply was read or its time ran out.",
     ["bot"],
     buckets=DECISION_LATENCY_BUCKETS,
+)
+#: From ten microseconds (a healthy gateway) to the platform limit of thirty seconds.
+PLATFORM_DELAY_BUCKETS: Final = (
+    0.00001, 0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0, 30.0,
+)  # fmt: skip
+PLATFORM_DELAY_SECONDS: Final = Histogram(
+    "arena_platform_delay_seconds",
+    "Time a decision request spent inside the platform (event loop, gateway queue, Redis) "
+    "before the bot could see it, per bot; never charged to the bot.",
+    ["bot"],
+    buckets=PLATFORM_DELAY_BUCKETS,
 )
 BOT_INSTANCES: Final = Gauge(
     "arena_bot_instances",
@@ -160,6 +174,31 @@ GATEWAY_AUTH_FAILURES_TOTAL: Final = Counter(
     "unknown_bot, too_many_instances).",
     ["reason"],
 )
+GATEWAY_MATCHES_WAITING: Final = Gauge(
+    "arena_gateway_matches_waiting",
+    "Matches started on the gateway that wait for a place before their first deal "
+    "(admission control holds them while the gateway is saturated).",
+    multiprocess_mode="livesum",
+)
+GATEWAY_MATCH_LIMIT: Final = Gauge(
+    "arena_gateway_match_limit",
+    "How many matches the gateway plays at once right now (admission control's limit).",
+    multiprocess_mode="livemax",
+)
+EVENT_LOOP_LAG_SECONDS: Final = Histogram(
+    "arena_event_loop_lag_seconds",
+    "How late the gateway's event loop runs a timer: the delay every callback suffers, the "
+    "signal admission control keeps under its target.",
+    buckets=(0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0),
+)
+
+GATEWAY_STREAMS_CUT_TOTAL: Final = Counter(
+    "arena_gateway_streams_cut_total",
+    "Bot streams the gateway ended, by reason: revoked (token revoked or replaced), flood "
+    "(refusal budget spent), unread (outbox full), stalled (writes not moving), "
+    "too_many_streams, bad_hello, corrupt (a message that does not parse).",
+    ["reason"],
+)
 
 # --- gRPC server (names as in the go-grpc-prometheus convention) --------------------------
 
@@ -197,6 +236,42 @@ def record_decision(bot: str, outcome: str, seconds: float) -> None:
     DECISION_LATENCY_SECONDS.labels(bot=bot).observe(max(0.0, seconds))
 
 
+class _BulkHistogram:
+    """One histogram child whose observations are counted here and written in one go."""
+
+    __slots__ = ("_bounds", "_buckets", "_bulk", "_child", "_sum")
+
+    def __init__(self, child: Any) -> None:
+        self._child = child
+        self._bulk = _histogram_takes_bucket_counts(child)
+        self._bounds: tuple[float, ...] = tuple(getattr(child, "_upper_bounds", ()))
+        self._buckets = [0] * len(self._bounds)
+        self._sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        if self._bulk:
+            # The first bucket whose upper bound is >= seconds, as Histogram.observe picks.
+            self._buckets[bisect_left(self._bounds, seconds)] += 1
+            self._sum += seconds
+        else:
+            self._child.observe(seconds)
+
+    def flush(self) -> None:
+        if not self._bulk:
+            return
+        buckets = self._buckets
+        values = self._child._buckets
+        observed = False
+        for i, n in enumerate(buckets):
+            if n:
+                values[i].inc(n)
+                buckets[i] = 0
+                observed = True
+        if observed:
+            self._child._sum.inc(self._sum)
+            self._sum = 0.0
+
+
 class DecisionTally:
     """One bot's decisions, counted in plain Python and written to the metrics in one go.
 
@@ -211,10 +286,8 @@ class DecisionTally:
     each decision is observed as it comes instead, which is slower but just as correct.
     """
 
-    __slots__ = (
-        "_bounds", "_buckets", "_bulk", "_counters", "_counts", "_histogram", "_strike_counter",
-        "_strikes", "_sum", "pending",
-    )  # fmt: skip
+    __slots__ = ("_bot", "_counters", "_counts", "_latency", "_platform", "_platform_metric",
+                 "_strike_counter", "_strikes", "pending")
 
     def __init__(
         self,
@@ -223,16 +296,16 @@ class DecisionTally:
         decisions: Counter = DECISIONS_TOTAL,
         latency: Histogram = DECISION_LATENCY_SECONDS,
         strikes: Counter = STRIKES_TOTAL,
+        platform: Histogram = PLATFORM_DELAY_SECONDS,
     ) -> None:
         # Resolving every child up front also makes each series exist (at zero) from the
         # first match of a bot, so ratios such as the timeout share have a denominator.
         self._counters = {o: decisions.labels(bot=bot, outcome=o) for o in DECISION_OUTCOMES}
         self._counts = dict.fromkeys(DECISION_OUTCOMES, 0)
-        self._histogram = latency.labels(bot=bot)
-        self._bulk = _histogram_takes_bucket_counts(self._histogram)
-        self._bounds: tuple[float, ...] = tuple(getattr(self._histogram, "_upper_bounds", ()))
-        self._buckets = [0] * len(self._bounds)
-        self._sum = 0.0
+        self._latency = _BulkHistogram(latency.labels(bot=bot))
+        self._platform: _BulkHistogram | None = None
+        self._platform_metric = platform
+        self._bot = bot
         self._strike_counter = strikes.labels(bot=bot)
         self._strikes = 0
         #: Whether anything was recorded since the last flush.
@@ -247,12 +320,16 @@ class DecisionTally:
                 f"unknown decision outcome {outcome!r}; expected one of "
                 f"{', '.join(DECISION_OUTCOMES)}"
             ) from None
-        if self._bulk:
-            # The first bucket whose upper bound is >= seconds, as Histogram.observe picks.
-            self._buckets[bisect_left(self._bounds, seconds)] += 1
-            self._sum += seconds
-        else:
-            self._histogram.observe(seconds)
+        self._latency.observe(seconds)
+        self.pending = True
+
+    def platform(self, seconds: float) -> None:
+        """Count the platform's delay of one decision (remote seats only)."""
+        if self._platform is None:
+            # Made on first use: in-process bots never have one, and their series would
+            # only be noise.
+            self._platform = _BulkHistogram(self._platform_metric.labels(bot=self._bot))
+        self._platform.observe(seconds)
         self.pending = True
 
     def strike(self) -> None:
@@ -270,18 +347,9 @@ class DecisionTally:
             if n:
                 self._counters[outcome].inc(n)
                 counts[outcome] = 0
-        if self._bulk:
-            buckets = self._buckets
-            values = self._histogram._buckets
-            observed = False
-            for i, n in enumerate(buckets):
-                if n:
-                    values[i].inc(n)
-                    buckets[i] = 0
-                    observed = True
-            if observed:
-                self._histogram._sum.inc(self._sum)
-                self._sum = 0.0
+        self._latency.flush()
+        if self._platform is not None:
+            self._platform.flush()
         if self._strikes:
             self._strike_counter.inc(self._strikes)
             self._strikes = 0

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -35,6 +36,13 @@ from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_acti
 from arena.engine.game import DealRecord, events_public
 from arena.engine.replay import replay_from_game
 from arena.observability import metrics as m
+from arena.referee.clock import (
+    PLATFORM_LIMIT_S,
+    BotClock,
+    LoopStalls,
+    PlatformError,
+    wait_answer,
+)
 from arena.referee.fallback import fallback_action
 from arena.referee.seats import InProcessSeat, as_seat, load_object, make_instance
 from arena.referee.types import (
@@ -55,6 +63,13 @@ OK = "ok"
 TIMEOUT = "timeout"
 ILLEGAL = "illegal"
 MALFORMED = "malformed"
+#: The platform failed to carry the request (never charged to the seat: asked again).
+PLATFORM = "platform"
+#: How long a match waits out a platform outage, asking again after pauses that grow
+#: from PLATFORM_RETRY_S to PLATFORM_RETRY_MAX_S, before it gives up.
+PLATFORM_OUTAGE_S = 300.0
+PLATFORM_RETRY_S = 0.5
+PLATFORM_RETRY_MAX_S = 10.0
 
 COMPLETED = "completed"
 FORFEIT = "forfeit"
@@ -84,7 +99,8 @@ def match_rules(spec: MatchSpec) -> Rules:
 class _SeatState:
     """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
-    __slots__ = ("bank_ms", "in_process", "name", "seat", "stats", "tally", "wants_events")
+    __slots__ = ("bank_ms", "clocked", "direct", "event_hook", "in_process", "name", "seat",
+                 "stats", "tally", "wants_events")
 
     def __init__(self, seat: Seat, name: str, bank_ms: int) -> None:
         self.seat = seat
@@ -92,12 +108,28 @@ class _SeatState:
         self.bank_ms = float(bank_ms)
         self.stats = SeatStats()
         self.in_process = bool(getattr(seat, "in_process", False))
+        self.clocked = callable(getattr(seat, "decide_clocked", None))
         self.wants_events = bool(getattr(seat, "wants_events", True))
         self.tally = m.DecisionTally(seat.name or name)
+        #: ``decide(observation, legal)`` of an in-process bot, called with no request
+        #: object and no coroutine in between (the hot path of every tournament).
+        self.direct: Callable[[JSON, Sequence[str]], Any] | None = (
+            getattr(seat, "direct_decide", None) if self.in_process else None
+        )
+        #: A plain function taking ``(match_id, event)``, for seats whose event delivery
+        #: never waits; other seats' ``on_event`` is awaited.
+        self.event_hook: Callable[[str, JSON], None] | None = getattr(
+            seat, "on_event_nowait", None
+        )
 
 
 class RefereeError(RuntimeError):
     """The match cannot go on for a reason no seat caused (the match ends as an error)."""
+
+
+class PlatformUnavailable(RefereeError):
+    """The platform could not reach a seat for longer than the match waits out an outage;
+    the match is not over, and an executor may play it again from the start."""
 
 
 class _Stop(Exception):
@@ -130,6 +162,10 @@ class _Match:
             _SeatState(seat, self.names[i], self.tc.bank_ms) for i, seat in enumerate(seats)
         ]
         self.listeners = [st for st in self.states if st.wants_events]
+        self.hooks = [(st, st.event_hook) for st in self.listeners if st.event_hook is not None]
+        self.awaited = [st for st in self.listeners if st.event_hook is None]
+        #: Whether delivering an event ever has to wait (a remote seat, a spectator).
+        self.events_wait = bool(self.awaited) or on_event is not None
         self.on_event = on_event
         self.stop = stop
         self.stop_task: asyncio.Future[Any] | None = None
@@ -152,9 +188,22 @@ class _Match:
             self.deals_unflushed = 0
 
     # ------------------------------------------------------------------ events
-    async def emit(self, event: JSON) -> None:
+    def emit_now(self, event: JSON) -> None:
+        """Deliver an event to the seats that take it without waiting."""
         match_id = self.spec.match_id
-        for st in self.listeners:
+        for st, hook in self.hooks:
+            try:
+                hook(match_id, event)
+            except Exception:  # a seat that cannot take an event still plays
+                self._event_failed(f"seat {st.name}", event)
+
+    async def emit(self, event: JSON) -> None:
+        if self.hooks:
+            self.emit_now(event)
+        if not self.events_wait:
+            return
+        match_id = self.spec.match_id
+        for st in self.awaited:
             try:
                 await st.seat.on_event(match_id, event)
             except Exception:  # a seat that cannot take an event still plays
@@ -185,6 +234,13 @@ class _Match:
         """
         raw = rec.events
         if len(raw) > self.cursor:
+            if not self.listeners and not self.events_wait:
+                # Nobody follows the match: only the deal count needs the events.
+                for item in raw[self.cursor :]:
+                    if item[0] == "deal_end":
+                        self.deals_unflushed += 1
+                self.cursor = len(raw)
+                return
             shim = DealRecord(rec.index, rec.dealer, rec.deck)
             shim.events = raw[self.cursor :]
             self.cursor = len(raw)
@@ -202,7 +258,10 @@ class _Match:
                     self.deals_unflushed += 1
                 elif kind == "redeal":
                     event["deal"] = rec.index
-                await self.emit(event)
+                if self.events_wait:
+                    await self.emit(event)
+                else:
+                    self.emit_now(event)
         game = self.game
         if not self.talon_shown and game.talon_public and game.talon:
             self.talon_shown = True
@@ -211,34 +270,129 @@ class _Match:
             )
 
     # ------------------------------------------------------------------ decisions
-    async def ask(self, st: _SeatState, request: DecisionRequest) -> tuple[Any, str, str]:
-        """The seat's raw answer, the outcome so far and a reason when not ok."""
+    async def ask(
+        self, st: _SeatState, request: DecisionRequest
+    ) -> tuple[Any, str, str, float, float]:
+        """The seat's raw answer, the outcome so far, a reason when not ok, and the
+        seconds charged to the seat and spent by the platform."""
         if st.in_process:
+            t0 = time.perf_counter()
             try:
-                return await st.seat.decide(request), OK, ""
+                answer = await st.seat.decide(request)
             except Exception as exc:
-                return None, MALFORMED, f"the bot raised {type(exc).__name__}: {exc}"
+                return (None, MALFORMED, f"the bot raised {type(exc).__name__}: {exc}",
+                        time.perf_counter() - t0, 0.0)
+            return answer, OK, "", time.perf_counter() - t0, 0.0
         budget_s = (request.deadline_ms + request.time_bank_ms) / 1000.0
+        if st.clocked:
+            return await self._ask_clocked(st, request, budget_s)
+        t0 = time.perf_counter()
         task: asyncio.Future[Any] = asyncio.ensure_future(st.seat.decide(request))
         waiters: set[asyncio.Future[Any]] = {task}
         if self.stop_task is not None:
             waiters.add(self.stop_task)
         done, _ = await asyncio.wait(waiters, timeout=budget_s,
                                      return_when=asyncio.FIRST_COMPLETED)
+        took = time.perf_counter() - t0
         if task in done:
-            if task.cancelled():
-                return None, MALFORMED, "the seat cancelled its own decision"
-            error = task.exception()
-            if error is None:
-                return task.result(), OK, ""
-            if isinstance(error, TimeoutError):
-                return None, TIMEOUT, f"{type(error).__name__}: {error}"
-            return None, MALFORMED, f"the seat failed: {type(error).__name__}: {error}"
+            return (*self._settled(task), took, 0.0)
         task.cancel()
         self.cancelled.add(task)
         if self.stop_task is not None and self.stop_task in done:
             raise _Stop(ABORTED)
-        return None, TIMEOUT, f"no answer within {budget_s * 1000:.0f} ms"
+        return None, TIMEOUT, f"no answer within {budget_s * 1000:.0f} ms", took, 0.0
+
+    async def _ask_clocked(
+        self, st: _SeatState, request: DecisionRequest, budget_s: float
+    ) -> tuple[Any, str, str, float, float]:
+        """A seat whose transport tells when the bot's own time starts and stops."""
+        clock = BotClock(LoopStalls.current())
+        submit = getattr(st.seat, "submit_clocked", None)
+        task: asyncio.Future[Any] = (
+            submit(request, clock)
+            if submit is not None
+            else asyncio.ensure_future(st.seat.decide_clocked(request, clock))  # type: ignore[attr-defined]
+        )
+        waited = await wait_answer(task, clock, budget_s, stop=self.stop_task)
+        if waited.answered:
+            answer, outcome, why = self._settled(task)
+            charged = clock.bot_s()
+            if outcome == TIMEOUT and clock.started is None:
+                charged = budget_s  # the transport gave up on the bot without a figure
+            elif outcome == PLATFORM:
+                charged = 0.0
+            return answer, outcome, why, charged, clock.platform_s()
+        task.cancel()
+        self.cancelled.add(task)
+        if waited.stopped:
+            raise _Stop(ABORTED)
+        if waited.platform_fault:
+            return (None, PLATFORM, "the platform could not deliver the request within "
+                    f"{PLATFORM_LIMIT_S:.0f} s", 0.0, clock.platform_s())
+        return (None, TIMEOUT, f"no answer within {budget_s * 1000:.0f} ms",
+                max(budget_s, clock.bot_s()), clock.platform_s())
+
+    @staticmethod
+    def _settled(task: asyncio.Future[Any]) -> tuple[Any, str, str]:
+        if task.cancelled():
+            return None, MALFORMED, "the seat cancelled its own decision"
+        error = task.exception()
+        if error is None:
+            return task.result(), OK, ""
+        if isinstance(error, PlatformError):
+            return None, PLATFORM, str(error)
+        if isinstance(error, TimeoutError):
+            return None, TIMEOUT, f"{type(error).__name__}: {error}"
+        return None, MALFORMED, f"the seat failed: {type(error).__name__}: {error}"
+
+    async def _ask_remote(
+        self, p: int, st: _SeatState, texts: tuple[str, ...]
+    ) -> tuple[Any, str, str, float, float]:
+        """Ask a remote seat; when the platform fails to carry the question (Redis down,
+        the gateway holding the bot gone), ask again with a fresh request, after a growing
+        pause, for up to ``PLATFORM_OUTAGE_S``: an outage costs the match time, never a
+        move or a strike. After that the match cannot go on (:class:`PlatformUnavailable`)."""
+        first = time.perf_counter()
+        pause = PLATFORM_RETRY_S
+        platform_total = 0.0
+        while True:
+            self.requests += 1
+            request = DecisionRequest(
+                match_id=self.spec.match_id,
+                request_id=f"{self.spec.match_id}/{self.requests}",
+                seat=p,
+                observation=self.game.observation(p),
+                legal=texts,
+                deadline_ms=self.tc.decision_ms,
+                time_bank_ms=int(st.bank_ms),
+            )
+            answer, outcome, why, charged_s, platform_s = await self.ask(st, request)
+            platform_total += platform_s
+            if outcome != PLATFORM:
+                return answer, outcome, why, charged_s, platform_total
+            st.stats.platform_faults += 1
+            st.tally.record(PLATFORM, 0.0)
+            waited = time.perf_counter() - first
+            if waited >= PLATFORM_OUTAGE_S:
+                raise PlatformUnavailable(
+                    f"match {self.spec.match_id}: seat {p} ({st.name}) could not be asked "
+                    f"for {waited:.0f} s: {why}"
+                )
+            if st.stats.platform_faults == 1 or pause >= PLATFORM_RETRY_MAX_S:
+                log.warning("match %s: seat %d (%s): %s; asking again in %.1f s",
+                            self.spec.match_id, p, st.name, why, pause)
+            await self._pause(pause)
+            platform_total += pause
+            pause = min(pause * 2, PLATFORM_RETRY_MAX_S)
+
+    async def _pause(self, seconds: float) -> None:
+        if self.stop_task is None:
+            await asyncio.sleep(seconds)
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.stop_task), seconds)
+        if self.stop_task.done():
+            raise _Stop(ABORTED)
 
     async def decide(self, p: int) -> None:
         game = self.game
@@ -251,21 +405,27 @@ class _Match:
                 f"of deal {game.deal_index - 1} but has no legal action (rules "
                 f"{self.rules.to_json()}): a rules configuration the engine cannot play"
             )
-        texts = tuple(a.text for a in legal)
-        self.requests += 1
-        request = DecisionRequest(
-            match_id=self.spec.match_id,
-            request_id=f"{self.spec.match_id}/{self.requests}",
-            seat=p,
-            observation=game.observation(p),
-            legal=texts,
-            deadline_ms=tc.decision_ms,
-            time_bank_ms=int(st.bank_ms),
-        )
-        t0 = time.perf_counter()
-        answer, outcome, why = await self.ask(st, request)
-        t1 = time.perf_counter()
-        elapsed_ms = (t1 - t0) * 1000.0
+        texts = tuple([a.text for a in legal])
+        direct = st.direct
+        if direct is not None:
+            # An in-process bot: called as it is, timed after the fact.
+            self.requests += 1
+            platform_s = 0.0
+            outcome, why = OK, ""
+            t0 = time.perf_counter()
+            try:
+                answer = direct(game.observation(p), texts)
+                if type(answer) is not str and inspect.isawaitable(answer):
+                    answer = await answer
+            except Exception as exc:
+                answer, outcome = None, MALFORMED
+                why = f"the bot raised {type(exc).__name__}: {exc}"
+            t1 = time.perf_counter()
+            charged_s = t1 - t0
+        else:
+            answer, outcome, why, charged_s, platform_s = await self._ask_remote(p, st, texts)
+            t1 = time.perf_counter()
+        elapsed_ms = charged_s * 1000.0
         over = elapsed_ms - tc.decision_ms
         if outcome == TIMEOUT:
             st.bank_ms = 0.0
@@ -296,7 +456,13 @@ class _Match:
         stats.think_ms_total += elapsed_ms
         if elapsed_ms > stats.think_ms_max:
             stats.think_ms_max = elapsed_ms
-        st.tally.record(outcome, elapsed_ms / 1000.0)
+        if platform_s:
+            platform_ms = platform_s * 1000.0
+            stats.platform_ms_total += platform_ms
+            if platform_ms > stats.platform_ms_max:
+                stats.platform_ms_max = platform_ms
+            st.tally.platform(platform_s)
+        st.tally.record(outcome, charged_s)
         note: str | None = None
         if action is None:
             note = outcome

@@ -56,6 +56,11 @@ class InProcessSeat:
         # A threaded or asynchronous bot may yield to the loop: give it a timer.
         if threaded or self._is_async:
             self.in_process = False
+        self._event_tasks: set[asyncio.Future[Any]] = set()
+        #: The bot's own ``decide(observation, legal)``: the referee calls it directly.
+        self.direct_decide: Callable[..., Any] | None = None if not self.in_process else decide
+        if self._on_event is not None and not inspect.iscoroutinefunction(self._on_event):
+            self.on_event_nowait = self._event_now
 
     async def decide(self, request: DecisionRequest) -> str:
         if self.threaded:
@@ -68,6 +73,16 @@ class InProcessSeat:
         if type(answer) is not str and inspect.isawaitable(answer):
             answer = await answer
         return answer  # type: ignore[no-any-return]
+
+    def _event_now(self, match_id: str, event: JSON) -> None:
+        hook = self._on_event
+        assert hook is not None
+        out = hook(event)
+        if out is not None and inspect.isawaitable(out):
+            # A plain function that returned an awaitable after all: it runs on its own.
+            task = asyncio.ensure_future(out)
+            self._event_tasks.add(task)
+            task.add_done_callback(self._event_tasks.discard)
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         hook = self._on_event

@@ -108,7 +108,14 @@ SeatResolver = Callable[[str], Seat]
 
 @dataclass
 class SeatStats:
-    """What the referee counted for one seat during a match."""
+    """What the referee counted for one seat during a match.
+
+    ``think_ms_*`` is the time charged to the seat (for a remote bot: from the moment its
+    request was written to its stream to the moment its answer was read); ``platform_ms_*``
+    is the time its requests spent inside the platform on top of that, which is never
+    charged. ``platform_faults`` counts decisions the platform could not deliver at all:
+    the fallback was played for them without a strike.
+    """
 
     decisions: int = 0
     timeouts: int = 0
@@ -117,6 +124,9 @@ class SeatStats:
     malformed: int = 0
     think_ms_total: float = 0.0
     think_ms_max: float = 0.0
+    platform_ms_total: float = 0.0
+    platform_ms_max: float = 0.0
+    platform_faults: int = 0
 
 
 @dataclass
@@ -146,7 +156,11 @@ class MatchResult:
 
     @classmethod
     def from_json(cls, data: JSON) -> MatchResult:
-        stats = [SeatStats(**s) for s in data.get("seat_stats", [])]
+        known = SeatStats.__dataclass_fields__
+        stats = [
+            SeatStats(**{k: v for k, v in s.items() if k in known})
+            for s in data.get("seat_stats", [])
+        ]
         return cls(
             match_id=data["match_id"],
             seed=data["seed"],

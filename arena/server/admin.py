@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import grpc
 
 from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
+from arena.server.limits import escape
 
 TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 
@@ -94,7 +95,8 @@ def _run(args: argparse.Namespace, stub: organiser_pb2_grpc.OrganiserServiceStub
             print(f"{'bot':<20} {'token':<8} {'instances':>9} {'pending':>7}  "
                   f"{'version':<12} registered")
             for r in rows:
+                # A bot chooses its version: escaped, it cannot write to the terminal.
                 print(f"{r['name']:<20} {'active' if r['token_active'] else 'revoked':<8} "
-                      f"{r['instances']:>9} {r['pending_requests']:>7}  {r['version']:<12} "
-                      f"{r['registered']}")
+                      f"{r['instances']:>9} {r['pending_requests']:>7}  "
+                      f"{escape(str(r['version'])):<12} {r['registered']}")
     return 0

@@ -23,9 +23,11 @@ from arena.observability.exposition import MetricsSetupError, start_metrics_serv
 from arena.observability.grpc_metrics import MetricsInterceptor
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 from arena.referee.types import MatchResult
-from arena.server.auth import Authenticator, BotRegistry
+from arena.server.admission import Admission
+from arena.server.auth import Authenticator, BotRegistry, TokenWatch
 from arena.server.hub import BotHub
 from arena.server.interceptors import BOT_SERVICE, ORGANISER_SERVICE, TokenInterceptor
+from arena.server.limits import StreamLimits
 from arena.server.matches import MatchManager, ResultHook
 from arena.server.metrics import GatewayMetrics
 from arena.server.routing import RedisRouting, RoutingConfigError, check_url
@@ -42,6 +44,8 @@ ROUTING_ENV = "ARENA_ROUTING_URL"
 #: still refuses a flood early (RESOURCE_EXHAUSTED).
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
 DEFAULT_GRACE_S = 30.0
+#: What bots are told when a gateway that is one of several stops (UNAVAILABLE: retry).
+SHED_REASON = "this gateway is shutting down: connect to another gateway of the arena"
 HEALTH_SERVICE = "grpc.health.v1.Health"
 
 
@@ -72,6 +76,8 @@ class Gateway:
         grace_s: float = DEFAULT_GRACE_S,
         on_result: ResultHook | None = None,
         routing_url: str | None = None,
+        max_matches: int = 0,
+        limits: StreamLimits | None = None,
     ) -> None:
         self.generated_token = organiser_token is None
         self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
@@ -83,8 +89,15 @@ class Gateway:
         self.registry = BotRegistry(db_path)
         self.auth = Authenticator(self.registry, self.organiser_token)
         self.metrics = GatewayMetrics()
-        self.hub = BotHub()
-        self.matches = MatchManager(self.hub, self.registry, on_result=on_result)
+        self.hub = BotHub(limits)
+        self.watch = TokenWatch(self.registry)
+        self.matches = MatchManager(
+            self.hub,
+            self.registry,
+            on_result=on_result,
+            admission=Admission(max_matches=max_matches),
+            routing_url=routing_url,
+        )
         self.health = health.aio.HealthServicer()
         self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
         self._server: grpc.aio.Server | None = None
@@ -95,6 +108,11 @@ class Gateway:
             ("grpc.max_receive_message_length", self.max_message_bytes),
             ("grpc.max_send_message_length", self.max_message_bytes),
             ("grpc.so_reuseport", 0),
+            # Without bandwidth probing each stream's receive window stays at its initial
+            # 64 KiB: a bot that floods large messages is held to that by flow control
+            # instead of having grpc buffer hundreds of megabytes for it (bots send a few
+            # hundred bytes a message, so honest streams never need more).
+            ("grpc.http2.bdp_probe", 0),
             *keepalive_options(),
         ]
         server = grpc.aio.server(
@@ -102,10 +120,11 @@ class Gateway:
             options=options,
         )
         bot_pb2_grpc.add_BotServiceServicer_to_server(
-            BotService(self.hub, self.auth, self.metrics), server
+            BotService(self.hub, self.auth, self.metrics, self.watch), server
         )
         organiser_pb2_grpc.add_OrganiserServiceServicer_to_server(
-            OrganiserService(self.registry, self.hub, self.matches, self.auth), server
+            OrganiserService(self.registry, self.hub, self.matches, self.auth, self.watch),
+            server,
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         names = (
@@ -137,13 +156,25 @@ class Gateway:
             return
         grace = self.grace_s if grace_s is None else grace_s
         await self.health.enter_graceful_shutdown()
-        if self.routing is not None:
-            # Take no more routed requests: they could not be answered after the streams close.
-            self.routing.stop_taking()
-        await self.matches.drain(grace)
-        if self.routing is not None:
+        if self.routing is not None and await self.routing.others_up():
+            # Several gateways serve one pool of bots: hand ours over. Take no more routed
+            # requests (the bots' leases go to a gateway standing by), answer those in
+            # flight, then send the bots away; they reconnect to another gateway, and this
+            # gateway's own matches reach them there through Redis while they finish.
+            self.matches.stop_accepting()
             await self.routing.close(min(grace, 5.0))
+            moved = self.hub.shed(SHED_REASON)
+            log.info("sent %d bot sessions to the other gateways; finishing our matches", moved)
+            await self.matches.drain(grace)
+        else:
+            if self.routing is not None:
+                # The only gateway: nobody could take routed requests or our bots.
+                self.routing.stop_taking()
+            await self.matches.drain(grace)
+            if self.routing is not None:
+                await self.routing.close(min(grace, 5.0))
         await self._server.stop(grace=min(grace, 5.0))
+        await self.matches.admission.close()
         self._server = None
         self.registry.close()
 
@@ -181,6 +212,7 @@ async def serve(
     on_result: ResultHook | None = None,
     results_path: str | None = None,
     routing_url: str | None = None,
+    max_matches: int = 0,
 ) -> None:
     """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
 
@@ -202,6 +234,7 @@ async def serve(
         grace_s=grace_s,
         on_result=on_result,
         routing_url=routing_url,
+        max_matches=max_matches,
     )
     metrics_server = start_metrics_server(metrics_port, host) if metrics_port is not None else None
     try:
@@ -275,6 +308,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="Redis URL through which tournament matches reach the bots connected here, "
         f"e.g. redis://127.0.0.1:6379/0 (env {ROUTING_ENV}; default: none)",
     )
+    parser.add_argument(
+        "--max-matches",
+        type=int,
+        default=0,
+        help="most matches played at once; more wait before their first deal (default 0: "
+        "as many as the gateway plays without falling behind, found by admission control)",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level")
     return parser
 
@@ -286,6 +326,10 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     token = args.organiser_token or os.environ.get(ORGANISER_TOKEN_ENV) or None
+    if args.max_matches < 0:
+        print("arena serve: --max-matches must not be negative (0: no fixed bound)",
+              file=sys.stderr)
+        return 2
     if args.routing:
         try:
             check_url(args.routing)
@@ -304,6 +348,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 max_message_bytes=args.max_message_bytes,
                 results_path=args.results,
                 routing_url=args.routing,
+                max_matches=args.max_matches,
             )
         )
     except (OSError, MetricsSetupError) as exc:

@@ -4,6 +4,10 @@ Tokens are bearer secrets: whoever holds one acts as its bot. The registry there
 only their SHA-256 hashes (a stolen database file gives no working token) and shows a token
 once, when it is issued. Revoked and replaced hashes are kept so a refused bot is told why,
 which saves its author from guessing between a typo and a revocation.
+
+A token is checked for the whole life of a stream, not only when it opens: a
+:class:`TokenWatch` checks the tokens of the open streams again whenever the registry
+changed, which a revoke or rotate made through any gateway sharing the registry file does.
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+
+from arena.server.limits import quote
 
 #: A bot name is used in bot references (``remote:NAME``) and metric labels: keep it plain.
 BOT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -82,6 +89,8 @@ class Verdict(Enum):
 class Identity:
     verdict: Verdict
     bot: str | None = None
+    #: The SHA-256 of a bot's token, so that its streams can be checked again later.
+    token_sha256: str | None = None
 
     @property
     def message(self) -> str:
@@ -108,6 +117,9 @@ class BotRegistry:
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(_SCHEMA)
+        #: Changes made through this connection (``PRAGMA data_version`` counts only those
+        #: of other connections, e.g. another gateway's).
+        self._changes = 0
 
     def close(self) -> None:
         with self._lock:
@@ -118,8 +130,14 @@ class BotRegistry:
         if not BOT_NAME_RE.match(name):
             raise RegistryError(
                 "invalid",
-                f"invalid bot name {name!r}: use 1 to 64 letters, digits, '_', '-' or '.', "
-                "starting with a letter or digit",
+                f"invalid bot name {quote(name)}: use 1 to 64 letters, digits, '_', '-' or "
+                "'.', starting with a letter or digit",
+            )
+        if is_reserved(name):
+            raise RegistryError(
+                "invalid",
+                f"{name!r} is the name of a built-in bot and cannot be registered "
+                f"(reserved: {', '.join(reserved_names())})",
             )
         token = new_token()
         now = _now_ms()
@@ -137,7 +155,8 @@ class BotRegistry:
     def _retire(self, name: str, reason: str) -> None:
         row = self._db.execute("SELECT token_sha256 FROM bots WHERE name = ?", (name,)).fetchone()
         if row is None:
-            raise RegistryError("not_found", f"no bot named {name!r} is registered")
+            raise RegistryError("not_found", f"no bot named {quote(name)} is registered")
+        self._changes += 1
         if row[0] is not None:
             self._db.execute(
                 "INSERT OR REPLACE INTO retired_tokens(token_sha256, name, reason, retired_unix_ms)"
@@ -188,13 +207,15 @@ class BotRegistry:
         return row is not None
 
     def lookup(self, token: str) -> Identity:
-        digest = hash_token(token)
+        return self.lookup_digest(hash_token(token))
+
+    def lookup_digest(self, digest: str) -> Identity:
         with self._lock:
             row = self._db.execute(
                 "SELECT name FROM bots WHERE token_sha256 = ?", (digest,)
             ).fetchone()
             if row is not None:
-                return Identity(Verdict.BOT, row[0])
+                return Identity(Verdict.BOT, row[0], digest)
             old = self._db.execute(
                 "SELECT name, reason FROM retired_tokens WHERE token_sha256 = ?", (digest,)
             ).fetchone()
@@ -202,6 +223,27 @@ class BotRegistry:
             verdict = Verdict.REVOKED if old[1] == "revoked" else Verdict.ROTATED
             return Identity(verdict, old[0])
         return Identity(Verdict.UNKNOWN)
+
+    def version(self) -> tuple[int, int]:
+        """Changes when any connection, in this process or another, changed the registry;
+        cheap enough to ask before every decision."""
+        with self._lock:
+            row = self._db.execute("PRAGMA data_version").fetchone()
+        return int(row[0]), self._changes
+
+    def active_digests(self, digests: Iterable[str]) -> set[str]:
+        """Which of these token hashes still belong to a bot."""
+        wanted = list(dict.fromkeys(digests))
+        found: set[str] = set()
+        with self._lock:
+            for start in range(0, len(wanted), 500):  # SQLite's bound-parameter limit
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT token_sha256 FROM bots WHERE token_sha256 IN ({marks})", chunk
+                ).fetchall()
+                found.update(r[0] for r in rows)
+        return found
 
 
 class Authenticator:
@@ -226,3 +268,84 @@ class Authenticator:
         if hmac.compare_digest(hash_token(token).encode(), self._organiser_digest):
             return Identity(Verdict.ORGANISER)
         return self.registry.lookup(token)
+
+
+def reserved_names() -> list[str]:
+    """Names a bot cannot be registered under: every built-in bot's (a registered ``random``
+    would otherwise sit in the seats of matches that name the built-in ``random``)."""
+    from arena.bots import BUILTIN_BOTS
+
+    return sorted(BUILTIN_BOTS)
+
+
+def is_reserved(name: str) -> bool:
+    return name.lower() in {n.lower() for n in reserved_names()}
+
+
+@dataclass(eq=False)
+class Watched:
+    """One open stream whose token is watched; ``end`` is called once if it stops being
+    valid, with the identity that says why."""
+
+    bot: str
+    token_sha256: str
+    end: Callable[[Identity], None]
+
+
+class TokenWatch:
+    """The tokens of every open ``Play`` stream, checked again whenever the registry changes.
+
+    :meth:`check` costs one ``PRAGMA data_version`` when nothing changed, so it runs before
+    every decision as well as a few times a second: after a revoke or rotate, wherever it
+    was made, no decision of the old token counts and its streams end at once.
+    """
+
+    def __init__(self, registry: BotRegistry) -> None:
+        self.registry = registry
+        self._streams: dict[str, set[Watched]] = {}
+        self._per_bot: dict[str, int] = {}
+        self._version = registry.version()
+
+    def add(self, bot: str, token_sha256: str, end: Callable[[Identity], None]) -> Watched:
+        watched = Watched(bot, token_sha256, end)
+        self._streams.setdefault(token_sha256, set()).add(watched)
+        self._per_bot[bot] = self._per_bot.get(bot, 0) + 1
+        return watched
+
+    def discard(self, watched: Watched) -> None:
+        streams = self._streams.get(watched.token_sha256)
+        if streams is None or watched not in streams:
+            return
+        streams.discard(watched)
+        if not streams:
+            del self._streams[watched.token_sha256]
+        left = self._per_bot.get(watched.bot, 1) - 1
+        if left > 0:
+            self._per_bot[watched.bot] = left
+        else:
+            self._per_bot.pop(watched.bot, None)
+
+    def streams(self, bot: str) -> int:
+        """Open streams of a bot, welcomed or still before their hello."""
+        return self._per_bot.get(bot, 0)
+
+    def __len__(self) -> int:
+        return sum(self._per_bot.values())
+
+    def check(self) -> int:
+        """End the streams whose token is no longer valid; how many were ended."""
+        version = self.registry.version()
+        if version == self._version:
+            return 0
+        self._version = version
+        if not self._streams:
+            return 0
+        active = self.registry.active_digests(self._streams)
+        ended = 0
+        for digest in [d for d in self._streams if d not in active]:
+            identity = self.registry.lookup_digest(digest)
+            for watched in list(self._streams.get(digest, ())):
+                self.discard(watched)
+                watched.end(identity)
+                ended += 1
+        return ended

@@ -28,9 +28,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.referee.clock import BotClock
 from arena.server.hub import BotHub, Outcome
 from arena.server.matches import MatchManager
 from arena.server.testing import GatewayThread
@@ -73,91 +75,212 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.added_ms: list[float] = []
+        self.platform_ms: list[float] = []
         self.illegal = 0
         self.open = False
 
-    def __call__(self, bot: str, request_id: str, outcome: Outcome, rtt: float, think: int) -> None:
+    def __call__(
+        self, bot: str, request_id: str, outcome: Outcome, clock: BotClock, think: int
+    ) -> None:
         if self.open:
-            self.added_ms.append(rtt * 1000 - think / 1000)
+            # What the transport adds to a decision: the bot's clock (request written to
+            # answer read) minus the bot's own thinking, plus what the platform held it.
+            platform = clock.platform_s() * 1000
+            self.added_ms.append(clock.bot_s() * 1000 - think / 1000 + platform)
+            self.platform_ms.append(platform)
             if outcome is not Outcome.OK:
                 self.illegal += 1
 
 
+@dataclass
+class _Load:
+    """What one run asks of the gateway."""
+
+    matches: int
+    seconds: float
+    decision_ms: int
+    bank_ms: int
+    strike_limit: int
+    tag: str
+
+
 async def _play(
-    manager: MatchManager,
-    bots: Sequence[str],
-    seconds: float,
-    concurrency: int,
-    recorder: _Recorder,
-    tag: str,
+    manager: MatchManager, bots: Sequence[str], load: _Load, recorder: _Recorder
 ) -> dict[str, Any]:
-    """Keep ``concurrency`` matches running for ``seconds``, then stop them."""
-    deadline = time.perf_counter() + seconds
-    matches = 0
+    """Keep ``load.matches`` matches running for ``load.seconds``, then stop them."""
+    deadline = time.perf_counter() + load.seconds
+    started_matches = 0
+    decisions = timeouts = strikes = 0
 
     async def slot(index: int) -> None:
-        nonlocal matches
+        nonlocal started_matches, decisions, timeouts, strikes
         number = 0
         while time.perf_counter() < deadline:
             match_id = await manager.start(
                 preset="classic",
                 options={},
-                seed=f"bench/{tag}/{index}/{number}",
+                seed=f"bench/{load.tag}/{index}/{number}",
                 bots=list(bots),
                 max_deals=10_000,
+                time_control=(load.decision_ms, load.bank_ms, load.strike_limit),
             )
             number += 1
-            matches += 1
+            started_matches += 1
             waiting = asyncio.ensure_future(manager.wait(match_id))
             left = deadline - time.perf_counter()
             done, _ = await asyncio.wait({waiting}, timeout=max(0.0, left))
             if not done:
                 manager.stop(match_id)
-                await waiting
+            result = await waiting
+            if result is not None:
+                for stats in result.seat_stats:
+                    decisions += stats.decisions
+                    timeouts += stats.timeouts
+                    strikes += stats.strikes
 
     recorder.added_ms = []
+    recorder.platform_ms = []
     recorder.illegal = 0
     recorder.open = True
-    started = time.perf_counter()
+    admission = manager.admission
+    most_waiting = 0
+    lowest_limit = highest_limit = admission.limit
+
+    async def watch_admission() -> None:
+        nonlocal most_waiting, lowest_limit, highest_limit
+        while True:
+            await asyncio.sleep(0.05)
+            most_waiting = max(most_waiting, admission.waiting)
+            lowest_limit = min(lowest_limit, admission.limit)
+            highest_limit = max(highest_limit, admission.limit)
+
+    watcher = asyncio.ensure_future(watch_admission())
+    began = time.perf_counter()
     try:
-        await asyncio.gather(*(slot(i) for i in range(concurrency)))
+        await asyncio.gather(*(slot(i) for i in range(load.matches)))
     finally:
         recorder.open = False
-    elapsed = time.perf_counter() - started
+        watcher.cancel()
+    elapsed = time.perf_counter() - began
     added = recorder.added_ms
+    platform = recorder.platform_ms
     return {
-        "decisions": len(added),
+        "matches_in_flight": load.matches,
+        "decision_ms": load.decision_ms,
+        "bank_ms": load.bank_ms,
+        "decisions": decisions,
+        "timeouts": timeouts,
+        "strikes": strikes,
         "seconds": round(elapsed, 3),
-        "decisions_per_s": round(len(added) / elapsed, 1) if elapsed > 0 else 0.0,
-        "matches_started": matches,
+        "decisions_per_s": round(decisions / elapsed, 1) if elapsed > 0 else 0.0,
+        "matches_started": started_matches,
         "illegal": recorder.illegal,
         "added_ms_p50": round(_percentile(added, 0.50), 3),
         "added_ms_p99": round(_percentile(added, 0.99), 3),
         "added_ms_mean": round(statistics.fmean(added), 3) if added else float("nan"),
+        "platform_ms_p50": round(_percentile(platform, 0.50), 3),
+        "platform_ms_p99": round(_percentile(platform, 0.99), 3),
+        "admission_limit_range": [lowest_limit, highest_limit],
+        "most_matches_waiting": most_waiting,
     }
+
+
+def _rss_mib(pid: int | str = "self") -> tuple[float, float]:
+    """Resident and peak resident memory of a process, in MiB (nan without /proc)."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return float("nan"), float("nan")
+    values = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = int(rest.split()[0]) / 1024
+    return values.get("VmRSS", float("nan")), values.get("VmHWM", float("nan"))
+
+
+def _stop_all(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def bench_pingpong(seconds: float, *, in_flight: int, clients: int = 3) -> dict[str, Any]:
+    """The yardstick: a bare grpc.aio ping-pong of the same messages, same concurrency."""
+    from arena.server.pingpong import PingPongServer, sample_requests
+
+    per_stream = max(1, round(in_flight / clients))
+    server = PingPongServer(sample_requests(), per_stream)
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        command = [sys.executable, "-m", "arena.server.pingpong", "client", server.address]
+        procs = [subprocess.Popen(command, stdout=subprocess.DEVNULL) for _ in range(clients)]
+        limit = time.monotonic() + 60
+        while server.streams < clients:
+            if time.monotonic() > limit or any(p.poll() is not None for p in procs):
+                raise RuntimeError("the ping-pong clients did not connect")
+            time.sleep(0.05)
+        time.sleep(min(1.0, seconds / 5))  # warm up
+        pids = [os.getpid(), *(p.pid for p in procs)]
+        cpu_before = _cpu_seconds(pids)
+        before = server.answered
+        server.counting = True
+        began = time.perf_counter()
+        time.sleep(seconds)
+        answered = server.answered - before
+        elapsed = time.perf_counter() - began
+        server.counting = False
+        cpu_after = _cpu_seconds(pids)
+    finally:
+        _stop_all(procs)
+        server.close()
+    out: dict[str, Any] = {
+        "decisions": answered,
+        "seconds": round(elapsed, 3),
+        "decisions_per_s": round(answered / elapsed, 1) if elapsed > 0 else 0.0,
+        "in_flight": per_stream * clients,
+        "clients": clients,
+    }
+    if cpu_before is not None and cpu_after is not None and answered:
+        out["cpu_us_per_decision"] = round((cpu_after - cpu_before) / answered * 1e6, 1)
+    return out
 
 
 def bench_gateway(
     seconds: float = 10.0,
     *,
-    concurrency: int = 16,
+    matches: int = 16,
+    decision_ms: int = 1000,
+    bank_ms: int = 10000,
+    strike_limit: int = 1_000_000,
+    bots: int = 3,
     bot_class: str = "thousand_bot.examples:FirstLegal",
+    baseline: bool = True,
 ) -> dict[str, Any]:
-    """Measure the gateway; ``seconds`` is split between the throughput and latency runs.
+    """Measure the gateway; ``seconds`` is split between the load and latency runs (and
+    the same again for the ping-pong yardstick when ``baseline``).
 
-    Returns the figures as a JSON-safe dict: ``decisions_per_s`` (throughput run),
-    ``added_ms_p50`` / ``added_ms_p99`` (latency run) and the details of both runs.
+    Returns the figures as a JSON-safe dict: the load run (``matches`` in flight with the
+    given clock, its timeouts: every one is the platform's, since the bots answer at once),
+    the latency run (one match), the gateway's memory, and the yardstick's figures.
     """
     if seconds <= 0:
         raise ValueError("seconds must be positive")
-    bots = ("bench-0", "bench-1", "bench-2")
+    if matches < 1 or bots < 1:
+        raise ValueError("matches and bots must be at least 1")
+    names = tuple(f"bench-{i}" for i in range(max(3, bots)))
+    seats = names[:3]
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         gw = GatewayThread(str(Path(tmp) / "gateway.sqlite3"), organiser_token="bench")
         procs: list[subprocess.Popen[bytes]] = []
         try:
             command = [sys.executable, "-m", "thousand_bot.cli", "run", bot_class]
             command += ["--server", gw.address, "--log-level", "ERROR"]
-            for name in bots:
+            for name in names:
                 token = gw.register(name)
                 procs.append(
                     subprocess.Popen(command, env=_bot_env(token), stdout=subprocess.DEVNULL)
@@ -165,46 +288,57 @@ def bench_gateway(
             hub = gw.gateway.hub
             manager = gw.gateway.matches
             limit = time.monotonic() + 60
-            while not all(hub.instances(b) for b in bots):
+            while not all(hub.instances(b) for b in names):
                 if time.monotonic() > limit or any(p.poll() is not None for p in procs):
                     raise RuntimeError("the bench bots did not connect to the gateway")
                 time.sleep(0.05)
             recorder = _Recorder()
             gw.call(_set_observer(hub, recorder))
             # A short warm-up so imports and first connections do not count.
-            gw.call(_play(manager, bots, min(1.0, seconds / 10), 4, recorder, "warm"))
+            warm = _Load(4, min(1.0, seconds / 10), 1000, 10000, strike_limit, "warm")
+            gw.call(_play(manager, seats, warm, recorder))
             pids = [os.getpid(), *(p.pid for p in procs)]
             cpu_before = _cpu_seconds(pids)
-            throughput = gw.call(
-                _play(manager, bots, seconds * 0.6, concurrency, recorder, "load"),
-                timeout=seconds + 120,
-            )
+            own_before = _cpu_seconds([os.getpid()])
+            load = _Load(matches, seconds * 0.6, decision_ms, bank_ms, strike_limit, "load")
+            throughput = gw.call(_play(manager, seats, load, recorder), timeout=seconds + 120)
             cpu_after = _cpu_seconds(pids)
+            own_after = _cpu_seconds([os.getpid()])
             if cpu_before is not None and cpu_after is not None and throughput["decisions"]:
                 per = (cpu_after - cpu_before) / throughput["decisions"] * 1e6
                 throughput["cpu_us_per_decision"] = round(per, 1)
-            latency = gw.call(
-                _play(manager, bots, seconds * 0.4, 1, recorder, "lat"), timeout=seconds + 120
-            )
+            if own_before is not None and own_after is not None and throughput["decisions"]:
+                per = (own_after - own_before) / throughput["decisions"] * 1e6
+                throughput["gateway_cpu_us_per_decision"] = round(per, 1)
+            rss, peak = _rss_mib()
+            one = _Load(1, seconds * 0.4, decision_ms, bank_ms, strike_limit, "lat")
+            latency = gw.call(_play(manager, seats, one, recorder), timeout=seconds + 120)
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            _stop_all(procs)
             gw.close(1.0)
-    return {
+    result: dict[str, Any] = {
         "decisions_per_s": throughput["decisions_per_s"],
+        "platform_timeouts": throughput["timeouts"],
         "added_ms_p50": latency["added_ms_p50"],
         "added_ms_p99": latency["added_ms_p99"],
-        "throughput_run": dict(throughput, concurrency=concurrency),
-        "latency_run": dict(latency, concurrency=1),
-        "bots": len(bots),
+        "gateway_rss_mib": round(rss, 1),
+        "gateway_peak_rss_mib": round(peak, 1),
+        "load_run": throughput,
+        "latency_run": latency,
+        "bot_processes": len(names),
         "cpus": os.cpu_count(),
-        "target": {"decisions_per_s": 2000, "added_ms_p99": 5.0},
     }
+    if baseline:
+        yard = bench_pingpong(seconds * 0.6, in_flight=matches, clients=len(names))
+        result["pingpong"] = yard
+        if yard["decisions_per_s"]:
+            result["throughput_vs_pingpong"] = round(
+                throughput["decisions_per_s"] / yard["decisions_per_s"], 3
+            )
+        ours, theirs = throughput.get("cpu_us_per_decision"), yard.get("cpu_us_per_decision")
+        if ours and theirs:
+            result["cpu_vs_pingpong"] = round(ours / theirs, 3)
+    return result
 
 
 async def _set_observer(hub: BotHub, recorder: _Recorder) -> None:
@@ -212,33 +346,81 @@ async def _set_observer(hub: BotHub, recorder: _Recorder) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``arena bench gateway [--seconds S] [--concurrency N] [--json]``."""
+    """``arena bench gateway [--seconds S] [--matches N] [--decision-ms D] [--bank-ms B]``."""
     parser = argparse.ArgumentParser(
         prog="arena bench gateway",
-        description="Decisions per second through one gateway with three remote Python "
-        "bots on loopback, and the latency the gateway adds per decision.",
+        description="Decisions through one gateway with remote Python SDK bots on loopback "
+        "that answer at once: throughput, timeouts (all of them the platform's), the latency "
+        "the gateway adds per decision, its memory, and the same figures for a bare grpc.aio "
+        "ping-pong of the same messages.",
     )
     parser.add_argument("--seconds", type=float, default=10.0, help="length of the run")
     parser.add_argument(
-        "--concurrency", type=int, default=16, help="games in flight in the throughput run"
+        "--matches", "--concurrency", type=int, default=16, dest="matches",
+        help="matches in flight in the load run (default 16)",
+    )
+    parser.add_argument("--decision-ms", type=int, default=1000, help="clock per decision")
+    parser.add_argument("--bank-ms", type=int, default=10000, help="time bank per seat")
+    parser.add_argument("--bots", type=int, default=3, help="bot processes (at least 3)")
+    parser.add_argument(
+        "--no-baseline", action="store_true", help="skip the grpc.aio ping-pong yardstick"
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.concurrency < 1:
-        parser.error("--seconds must be positive and --concurrency at least 1")
-    result = bench_gateway(args.seconds, concurrency=args.concurrency)
+    if args.seconds <= 0 or args.matches < 1 or args.decision_ms < 1 or args.bank_ms < 0:
+        parser.error(
+            "--seconds must be positive, --matches and --decision-ms at least 1, "
+            "--bank-ms not negative"
+        )
+    result = bench_gateway(
+        args.seconds,
+        matches=args.matches,
+        decision_ms=args.decision_ms,
+        bank_ms=args.bank_ms,
+        bots=max(3, args.bots),
+        baseline=not args.no_baseline,
+    )
     if args.json:
         print(json.dumps(result, indent=2))
-    else:
-        t, lat = result["throughput_run"], result["latency_run"]
+        return 0
+    t, lat = result["load_run"], result["latency_run"]
+    print(
+        f"gateway, {t['matches_in_flight']} matches in flight, clock {t['decision_ms']} ms "
+        f"+ bank {t['bank_ms']} ms, {result['bot_processes']} bot processes answering at once:"
+    )
+    print(
+        f"  {t['decisions_per_s']:.0f} decisions/s, {t['decisions']} decisions, "
+        f"{t['timeouts']} platform-caused timeouts, "
+        f"{t.get('cpu_us_per_decision', float('nan')):.0f} us CPU per decision (all processes)"
+    )
+    print(
+        f"  added latency under load: p50 {t['added_ms_p50']:.2f} ms, "
+        f"p99 {t['added_ms_p99']:.2f} ms; of it inside the gateway (never charged): "
+        f"p50 {t['platform_ms_p50']:.2f} ms, p99 {t['platform_ms_p99']:.2f} ms"
+    )
+    low, high = t["admission_limit_range"]
+    print(
+        f"  admission control: {low}-{high} matches at once, "
+        f"up to {t['most_matches_waiting']} waiting to start"
+    )
+    print(
+        f"  added latency, one match: p50 {lat['added_ms_p50']:.2f} ms, "
+        f"p99 {lat['added_ms_p99']:.2f} ms ({lat['decisions']} decisions)"
+    )
+    print(
+        f"  gateway memory: {result['gateway_rss_mib']:.0f} MiB resident "
+        f"(peak {result['gateway_peak_rss_mib']:.0f} MiB)"
+    )
+    yard = result.get("pingpong")
+    if yard is not None:
         print(
-            f"gateway: {result['decisions_per_s']:.0f} decisions/s "
-            f"({t['concurrency']} matches in flight, {result['bots']} bot processes, "
-            f"{t.get('cpu_us_per_decision', float('nan')):.0f} us CPU per decision in all)"
+            f"grpc.aio ping-pong, same messages, {yard['in_flight']} in flight: "
+            f"{yard['decisions_per_s']:.0f} decisions/s, "
+            f"{yard.get('cpu_us_per_decision', float('nan')):.0f} us CPU per decision"
         )
         print(
-            f"added latency per decision: p50 {result['added_ms_p50']:.2f} ms, "
-            f"p99 {result['added_ms_p99']:.2f} ms ({lat['decisions']} decisions, one match)"
+            f"  gateway/ping-pong: throughput {result.get('throughput_vs_pingpong', 0):.2f}, "
+            f"CPU per decision {result.get('cpu_vs_pingpong', 0):.2f}x"
         )
     return 0
 

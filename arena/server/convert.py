@@ -114,11 +114,88 @@ OBSERVATION_KEYS = (
     "tricks_taken", "points_taken", "hand_sizes",
 )  # fmt: skip
 _TYPED = frozenset(OBSERVATION_KEYS)
+#: Typed keys whose value may be None (the field is then left unset).
+_NULLABLE = frozenset((*_OPTIONAL_INT_FIELDS, "trump"))
+
+
+def _auction(value: Any) -> list[common_pb2.AuctionEntry]:
+    return [common_pb2.AuctionEntry(seat=s, action=a) for s, a in value]
+
+
+def _given(value: Any) -> list[common_pb2.GivenCard]:
+    return [common_pb2.GivenCard(card=c, seat=s) for c, s in value]
+
+
+def _marriages(value: Any) -> list[common_pb2.Marriage]:
+    return [common_pb2.Marriage(seat=s, suit=u, points=p) for s, u, p in value]
+
+
+def _shown(value: Any) -> list[common_pb2.ShownMarriage]:
+    return [common_pb2.ShownMarriage(seat=s, suit=u) for s, u in value]
+
+
+def _trick_cards(value: Any) -> list[common_pb2.TrickCard]:
+    return [common_pb2.TrickCard(seat=s, card=c) for s, c in value]
+
+
+#: Conversions of the nested fields for the fast path; every other typed key is handed to
+#: the message constructor as it is, and protobuf checks its type.
+_NESTED: dict[str, Callable[[Any], Any]] = {
+    "auction": _auction,
+    "given": _given,
+    "marriages": _marriages,
+    "shown_marriages": _shown,
+    "trick": _trick_cards,
+}
+_SEQUENCES = frozenset((*_NESTED, *_INT_LIST_FIELDS, *_STR_LIST_FIELDS, "barrel"))
+
+
+def _fast_observation(observation: Mapping[str, Any]) -> common_pb2.Observation:
+    """One constructor call for an observation as the engine makes it (every value of
+    the right type); raises TypeError/ValueError for anything else."""
+    kwargs: dict[str, Any] = {}
+    extras: dict[str, Any] = {}
+    for key, value in observation.items():
+        if key not in _TYPED:
+            extras[key] = value
+        elif value is None:
+            if key not in _NULLABLE:
+                raise TypeError(key)
+        elif key in _SEQUENCES:
+            if type(value) is not list and type(value) is not tuple:
+                raise TypeError(key)
+            if key in _NESTED:
+                if not all(type(v) is list or type(v) is tuple for v in value):
+                    raise TypeError(key)
+                kwargs[key] = _NESTED[key](value)
+            elif key == "barrel" and not all(type(v) is bool for v in value):
+                raise TypeError(key)
+            else:
+                kwargs[key] = value
+        elif key == "blind" and type(value) is not bool:
+            raise TypeError(key)  # protobuf would take any number for a bool
+        else:
+            kwargs[key] = value
+    kwargs["extra_json"] = (
+        json.dumps(extras, separators=(",", ":"), sort_keys=True) if extras else "{}"
+    )
+    return common_pb2.Observation(**kwargs)
 
 
 def observation_to_proto(observation: Mapping[str, Any]) -> common_pb2.Observation:
     """Build the typed observation; a key whose value does not fit its field, or that has
-    no field, is carried in ``extra_json`` instead of being dropped."""
+    no field, is carried in ``extra_json`` instead of being dropped.
+
+    Every decision request carries one, so the usual case (the engine's own dictionary)
+    takes one constructor call; anything unusual takes the careful path, field by field.
+    """
+    try:
+        return _fast_observation(observation)
+    except (TypeError, ValueError):
+        return _careful_observation(observation)
+
+
+def _careful_observation(observation: Mapping[str, Any]) -> common_pb2.Observation:
     msg = common_pb2.Observation()
     extras: dict[str, Any] = {}
     for key, value in observation.items():

@@ -22,10 +22,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+import grpc
+
 from arena.engine import NotationError, parse_action
 from arena.proto.thousand.v1 import bot_pb2
+from arena.referee.clock import BotClock, PlatformError
 from arena.referee.types import JSON, DecisionRequest
 from arena.server import convert
+from arena.server.limits import ACTION_MAX, StreamLimits, quote
 
 
 class Outcome(Enum):
@@ -37,9 +41,12 @@ class Outcome(Enum):
 def classify_action(text: str, legal: frozenset[str]) -> tuple[Outcome, str, str]:
     """Judge an answer as the referee will: parsed by the engine's notation, so another
     spelling of a legal action (``PLAY 10h`` for ``play TH``) is that action. Returns the
-    outcome, the text to hand to the referee and, when not ok, why."""
+    outcome, the text to hand to the referee and, when not ok, why. Text longer than any
+    action is malformed without being parsed, and only its prefix reaches the referee."""
     if text in legal:
         return Outcome.OK, text, ""
+    if len(text) > ACTION_MAX:
+        return Outcome.MALFORMED, text[:ACTION_MAX], f"longer than {ACTION_MAX} characters"
     try:
         normal = parse_action(text).text
     except NotationError as exc:
@@ -57,50 +64,135 @@ class Pending:
     request: DecisionRequest
     legal: frozenset[str]
     future: asyncio.Future[str]
-    sent_at: float
+    clock: BotClock
     connection: Connection | None = None
+    #: Waits for an instance to connect when none could take the request at once.
+    waiter: asyncio.Task[None] | None = None
+
+
+class Outgoing:
+    """A decision request on its way down a bot's stream, with the clock it starts.
+
+    The bot's time starts when the stream takes the request, not when the referee asked:
+    a request queued behind other messages (a busy gateway) costs the bot nothing.
+    """
+
+    __slots__ = ("clock", "message")
+
+    def __init__(self, message: bot_pb2.PlayResponse, clock: BotClock) -> None:
+        self.message = message
+        self.clock = clock
 
 
 @dataclass(eq=False)
 class Connection:
-    """One connected instance of a bot: its outgoing queue and what it is busy with."""
+    """One connected instance of a bot: its outgoing queue and what it is busy with.
+
+    The outbox is bounded (``limits.outbox_messages``): the gateway never blocks a match on
+    a bot that does not read, it cuts that bot's stream off instead. ``end`` is how any part
+    of the gateway (the hub, the token check, the stream reader) ends the stream with a
+    status; the ``Play`` handler waits for it.
+    """
 
     bot: str
     instance_id: str
     version: str
     max_matches: int
     wants_events: bool = True
-    outbox: asyncio.Queue[bot_pb2.PlayResponse | None] = field(default_factory=asyncio.Queue)
+    limits: StreamLimits = field(default_factory=StreamLimits)
+    outbox: asyncio.Queue[bot_pb2.PlayResponse | Outgoing | None] = field(
+        default_factory=asyncio.Queue
+    )
     matches: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
     closed: bool = False
-    kicked_reason: str | None = None
-    failure: str | None = None
+    #: Set once the stream is to end; ``end_code`` and ``end_reason`` say how.
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    end_code: grpc.StatusCode | None = None
+    end_reason: str = ""
+    #: A short label of why, for the ``arena_gateway_streams_cut_total`` metric.
+    end_cause: str = ""
+    #: When the write in progress began (0.0: none), to find a bot that stopped reading.
+    writing_since: float = 0.0
+    hub: BotHub | None = None
+    _refusals: float = -1.0
+    _refused_at: float = 0.0
 
     def has_room(self) -> bool:
         return self.max_matches <= 0 or len(self.matches) < self.max_matches
 
-    def send(self, message: bot_pb2.PlayResponse) -> None:
-        if not self.closed:
-            self.outbox.put_nowait(message)
+    def send(self, message: bot_pb2.PlayResponse | Outgoing) -> None:
+        if self.closed:
+            return
+        if self.outbox.qsize() >= self.limits.outbox_messages:
+            self.end(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the bot does not read its stream: {self.limits.outbox_messages} messages "
+                "were waiting to be sent to it",
+                "unread",
+            )
+            return
+        self.outbox.put_nowait(message)
+
+    def end(self, code: grpc.StatusCode | None, reason: str = "", cause: str = "") -> None:
+        """End the stream with ``code`` (None: a plain close); the first reason given wins.
+        The instance leaves the hub at once, so no new work goes to it."""
+        if self.end_code is None and not self.ended.is_set():
+            self.end_code = code
+            self.end_reason = reason
+            self.end_cause = cause
+        self.ended.set()
+        if self.hub is not None and not self.closed:
+            self.hub.disconnect(self)
+        self.closed = True
+
+    def refuse(self) -> bool:
+        """Count one refused message against the stream's budget; False once the bot is
+        over it (it floods), after ending the stream with RESOURCE_EXHAUSTED."""
+        now = time.monotonic()
+        limits = self.limits
+        if self._refusals < 0:
+            self._refusals = float(limits.refusal_burst)
+        else:
+            self._refusals = min(
+                float(limits.refusal_burst),
+                self._refusals + (now - self._refused_at) * limits.refusal_rate,
+            )
+        self._refused_at = now
+        if self._refusals < 1.0:
+            self.end(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"too many refused messages: more than {limits.refusal_burst} at once or "
+                f"{limits.refusal_rate:g} a second (unknown request ids, empty messages)",
+                "flood",
+            )
+            return False
+        self._refusals -= 1.0
+        return True
 
 
 class BotHub:
     """All connected instances, all pending requests, and the match-to-instance bindings."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: StreamLimits | None = None) -> None:
+        self.limits = limits or StreamLimits()
         self._connections: dict[str, list[Connection]] = {}
         self._pending: dict[str, Pending] = {}
         self._bindings: dict[tuple[str, str], Connection] = {}
         self._last_event: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self._last_index: dict[tuple[str, str], int] = {}
         self._encoders: dict[tuple[str, str], convert.EventEncoder] = {}
         self._waiters: dict[str, asyncio.Event] = {}
         self._ids = itertools.count(1)
         self._round_robin = itertools.count()
         self._versions: dict[str, str] = {}
-        #: Called with (bot, request id, outcome, seconds since sent, bot's think time in
-        #: microseconds) for every answer that reached a waiting request; for statistics.
-        self.on_answer: Callable[[str, str, Outcome, float, int], None] | None = None
+        #: Called with (bot, request id, outcome, the decision's clock, the bot's own
+        #: think time in microseconds) for every answer that reached a waiting request;
+        #: for statistics and benchmarks.
+        self.on_answer: Callable[[str, str, Outcome, BotClock, int], None] | None = None
+        #: Called with the platform delay (seconds) of every answered request: the load
+        #: signal of admission control.
+        self.on_delay: Callable[[float], None] | None = None
         #: Called with (bot, instances now connected) whenever an instance comes or goes, so
         #: that work tied to a bot being present (Redis routing) starts and stops with it.
         self.instance_listeners: list[Callable[[str, int], None]] = []
@@ -116,7 +208,9 @@ class BotHub:
             version=version,
             max_matches=max(0, max_matches),
             wants_events=wants_events,
+            limits=self.limits,
         )
+        conn.hub = self
         self._connections.setdefault(bot, []).append(conn)
         self._versions[bot] = version
         self._wake(bot)
@@ -132,8 +226,21 @@ class BotHub:
         for key in [k for k, c in self._bindings.items() if c is conn]:
             del self._bindings[key]
         conn.matches.clear()
+        for request_id in conn.pending:
+            pending = self._pending.get(request_id)
+            if pending is not None:
+                # Requests it never got run on the bot's clock from now: the bot left.
+                pending.clock.start()
         if removed:
             self._notify(conn.bot)
+
+    def stream_blocked(self, conn: Connection) -> None:
+        """The connection's stream is held up by the bot itself (it does not read): start
+        the clocks of the questions waiting to be written to it."""
+        for request_id in conn.pending:
+            pending = self._pending.get(request_id)
+            if pending is not None:
+                pending.clock.start()
 
     def _notify(self, bot: str) -> None:
         count = self.instances(bot)
@@ -141,12 +248,28 @@ class BotHub:
             listener(bot, count)
 
     def kick(self, bot: str, reason: str) -> int:
-        """Close every session of a bot (its token was revoked or replaced)."""
+        """End every session of a bot with UNAUTHENTICATED (its token was revoked or
+        replaced); how many there were."""
         conns = list(self._connections.get(bot, []))
         for conn in conns:
-            conn.kicked_reason = reason
-            conn.outbox.put_nowait(None)
-            self.disconnect(conn)
+            conn.end(grpc.StatusCode.UNAUTHENTICATED, reason, "revoked")
+        return len(conns)
+
+    def all_connections(self) -> list[Connection]:
+        return [c for conns in self._connections.values() for c in conns]
+
+    def shed(self, reason: str) -> int:
+        """End every session with UNAVAILABLE: the gateway is stopping and its bots should
+        reconnect to another gateway; how many sessions there were."""
+        conns = self.all_connections()
+        for conn in conns:
+            # Questions in flight were the platform's to lose: the referee asks them again,
+            # through another gateway, instead of timing the bot out.
+            for request_id in list(conn.pending):
+                pending = self._pending.get(request_id)
+                if pending is not None and not pending.future.done():
+                    pending.future.set_exception(PlatformError(reason))
+            conn.end(grpc.StatusCode.UNAVAILABLE, reason, "shed")
         return len(conns)
 
     def instances(self, bot: str) -> int:
@@ -172,7 +295,7 @@ class BotHub:
         bound = self._bindings.get((bot, match_id))
         if bound is not None and not bound.closed:
             return bound
-        candidates = [c for c in self._connections.get(bot, []) if c.has_room()]
+        candidates = [c for c in self._connections.get(bot, []) if c.has_room() and not c.closed]
         if not candidates:
             return None
         start = next(self._round_robin) % len(candidates)
@@ -199,6 +322,7 @@ class BotHub:
         for key in [k for k in self._last_event if k[1] == match_id]:
             self._encoders.pop(key, None)
             self._last_event.pop(key, None)
+            self._last_index.pop(key, None)
 
     def forget(
         self, bot: str, match_id: str, *, if_last: Mapping[str, Any] | None = None
@@ -210,6 +334,7 @@ class BotHub:
         if if_last is not None and self._last_event.get(key) is not if_last:
             return
         self._last_event.pop(key, None)
+        self._last_index.pop(key, None)
         self._encoders.pop(key, None)
         conn = self._bindings.pop(key, None)
         if conn is not None:
@@ -218,11 +343,16 @@ class BotHub:
 
     # --- decisions --------------------------------------------------------------------
 
-    async def decide(self, bot: str, request: DecisionRequest) -> str:
-        """Send a request to an instance of ``bot`` and wait for the answer text.
+    def submit(
+        self, bot: str, request: DecisionRequest, clock: BotClock | None = None
+    ) -> asyncio.Future[str]:
+        """Send a request to an instance of ``bot``; the future gets the answer text.
 
-        The caller owns the clock: it cancels this coroutine when time is up. Without a
-        connected instance the request waits for one to connect.
+        The caller owns the clock: it cancels the future when time is up. ``clock`` is
+        started when the request is written to the bot's stream (or at once when no
+        instance of the bot is connected: waiting for an absent bot is the bot's time) and
+        stopped when the answer is read. Without a connected instance the request waits
+        for one to connect.
         """
         if request.request_id in self._pending:
             raise ValueError(f"request id {request.request_id!r} is already pending")
@@ -232,22 +362,50 @@ class BotHub:
             request=request,
             legal=frozenset(request.legal),
             future=loop.create_future(),
-            sent_at=0.0,
+            clock=clock if clock is not None else BotClock(),
         )
         self._pending[request.request_id] = pending
-        try:
-            conn = await self._instance_for(bot, request.match_id)
-            pending.connection = conn
-            pending.sent_at = time.perf_counter()
-            conn.pending.add(request.request_id)
-            conn.send(
-                bot_pb2.PlayResponse(decision_request=convert.decision_request_to_proto(request))
+        pending.future.add_done_callback(lambda _f: self._settle(pending))
+        conn = self._pick(bot, request.match_id)
+        if conn is None:
+            pending.clock.start()
+            pending.waiter = loop.create_task(self._deliver_later(pending))
+        else:
+            self._deliver(pending, conn)
+        return pending.future
+
+    async def decide(
+        self, bot: str, request: DecisionRequest, clock: BotClock | None = None
+    ) -> str:
+        """:meth:`submit` and wait; cancelling the caller withdraws the request."""
+        return await self.submit(bot, request, clock)
+
+    def _deliver(self, pending: Pending, conn: Connection) -> None:
+        pending.connection = conn
+        conn.pending.add(pending.request.request_id)
+        conn.send(
+            Outgoing(
+                bot_pb2.PlayResponse(
+                    decision_request=convert.decision_request_to_proto(pending.request)
+                ),
+                pending.clock,
             )
-            return await pending.future
-        finally:
-            self._pending.pop(request.request_id, None)
-            if pending.connection is not None:
-                pending.connection.pending.discard(request.request_id)
+        )
+
+    async def _deliver_later(self, pending: Pending) -> None:
+        conn = await self._instance_for(pending.bot, pending.request.match_id)
+        if not pending.future.done():
+            self._deliver(pending, conn)
+
+    def _settle(self, pending: Pending) -> None:
+        """The request is answered, timed out or withdrawn: forget it."""
+        request_id = pending.request.request_id
+        if self._pending.get(request_id) is pending:
+            del self._pending[request_id]
+        if pending.connection is not None:
+            pending.connection.pending.discard(request_id)
+        if pending.waiter is not None and not pending.waiter.done():
+            pending.waiter.cancel()
 
     def answer(self, conn: Connection, decision: bot_pb2.Decision) -> bot_pb2.Error | None:
         """Deliver a bot's decision to the waiting referee, judging it on the way; the
@@ -257,19 +415,23 @@ class BotHub:
             return bot_pb2.Error(
                 request_id=decision.request_id,
                 code=bot_pb2.ERROR_CODE_UNKNOWN_REQUEST,
-                reason=f"request {decision.request_id!r} is not waiting for an answer from "
+                reason=f"request {quote(decision.request_id)} is not waiting for an answer from "
                 "this bot: it was never sent to it, was already answered, or its time ran out",
             )
+        now = time.perf_counter()
+        clock = pending.clock
+        clock.stop(now)
         outcome, text, why = classify_action(decision.action, pending.legal)
-        latency = time.perf_counter() - pending.sent_at if pending.sent_at else 0.0
         pending.future.set_result(text)
+        if self.on_delay is not None:
+            self.on_delay(clock.platform_s())
         if self.on_answer is not None:
-            self.on_answer(conn.bot, decision.request_id, outcome, latency, decision.think_time_us)
+            self.on_answer(conn.bot, decision.request_id, outcome, clock, decision.think_time_us)
         if outcome is Outcome.MALFORMED:
             return bot_pb2.Error(
                 request_id=decision.request_id,
                 code=bot_pb2.ERROR_CODE_MALFORMED_ACTION,
-                reason=f"{decision.action!r} is not an action in the game's notation ({why}; "
+                reason=f"{quote(decision.action)} is not an action in the game's notation ({why}; "
                 "e.g. 'pass', 'bid 105', 'play QS'); the referee plays its fallback action",
             )
         if outcome is Outcome.ILLEGAL:
@@ -278,23 +440,39 @@ class BotHub:
             return bot_pb2.Error(
                 request_id=decision.request_id,
                 code=bot_pb2.ERROR_CODE_ILLEGAL_ACTION,
-                reason=f"{decision.action!r} is not legal here (legal: {shown}{more}); "
+                reason=f"{quote(decision.action)} is not legal here (legal: {shown}{more}); "
                 "the referee plays its fallback action",
             )
         return None
 
     # --- events -----------------------------------------------------------------------
 
-    def event(self, bot: str, match_id: str, event: Mapping[str, Any]) -> None:
+    def event(
+        self, bot: str, match_id: str, event: Mapping[str, Any], index: int | None = None
+    ) -> None:
         """Forward a public event to the instance holding the match for this bot.
 
-        A bot sitting in several seats of one match is told once per event.
+        A bot sitting in several seats of one match is told once per event. In a match run
+        here every seat is handed the very same event object, so a repeat is recognised by
+        identity; two different events may well be equal (the declarer's two ``discard ??``)
+        and both are told. A match played elsewhere sends one copy per seat through Redis,
+        each numbered by its ``index`` in the match: a copy whose number was already told
+        is a repeat.
         """
         key = (bot, match_id)
-        if self._last_event.get(key) is event or self._last_event.get(key) == event:
+        if index is not None:
+            last = self._last_index.get(key, -1)
+            restart = index == 0 and last > 0 and event.get("type") == "match_start"
+            if index <= last and not restart:  # a match id played again starts over
+                return
+            self._last_index[key] = index
+        elif self._last_event.get(key) is event:
             return
         self._last_event[key] = event
         encoder = self._encoders.setdefault(key, convert.EventEncoder())
+        if index is not None:
+            # The match's own number: the same whichever gateway delivers the event.
+            encoder.sequence = index
         conn = self._pick(bot, match_id)
         if conn is None or not conn.wants_events:
             encoder.skip(event)  # numbering stays the same for every listener
@@ -311,7 +489,11 @@ class BotHub:
 
 
 class RemoteSeat:
-    """A seat played by a bot connected to this gateway (the referee's ``Seat`` protocol)."""
+    """A seat played by a bot connected to this gateway (the referee's ``Seat`` protocol).
+
+    It keeps a fair clock (``decide_clocked``): the referee charges the bot from the moment
+    its request is written to its stream, see :mod:`arena.referee.clock`.
+    """
 
     def __init__(self, hub: BotHub, bot: str) -> None:
         self.hub = hub
@@ -321,5 +503,16 @@ class RemoteSeat:
     async def decide(self, request: DecisionRequest) -> str:
         return await self.hub.decide(self.bot, request)
 
+    async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
+        return await self.hub.decide(self.bot, request, clock)
+
+    def submit_clocked(self, request: DecisionRequest, clock: BotClock) -> asyncio.Future[str]:
+        """The request on its way, as a future (no coroutine per decision)."""
+        return self.hub.submit(self.bot, request, clock)
+
     async def on_event(self, match_id: str, event: JSON) -> None:
+        self.hub.event(self.bot, match_id, event)
+
+    def on_event_nowait(self, match_id: str, event: JSON) -> None:
+        """Events only go onto the bot's outgoing queue: the referee need not wait."""
         self.hub.event(self.bot, match_id, event)

@@ -3,17 +3,28 @@
 Each match runs as a task with the referee's match runner; remote bots sit in it as
 :class:`~arena.server.hub.RemoteSeat` objects. Every public event is kept in the match's log
 so a spectator who starts watching late still sees the match from its first event.
+
+Memory stays bounded however long the gateway runs: a log holds its events serialized and
+compressed a chunk at a time (about 15 bytes an event instead of about 900 as message
+objects), and has a byte bound beyond which its oldest chunks are dropped (a spectator who
+starts later is told how many events it missed). A finished match keeps its log for a while
+(``keep_logs`` matches), then only its result without the replay (which went to the
+``on_result`` hook, e.g. the results file), and after ``keep_finished`` matches nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import hashlib
 import itertools
+import json
 import logging
 import time
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import grpc
@@ -21,7 +32,8 @@ import grpc
 from arena.proto.thousand.v1 import common_pb2
 from arena.referee.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
 from arena.server import convert
-from arena.server.auth import BotRegistry
+from arena.server.admission import Admission
+from arena.server.auth import BotRegistry, is_reserved
 from arena.server.hub import BotHub, RemoteSeat
 
 log = logging.getLogger(__name__)
@@ -37,13 +49,89 @@ class MatchError(Exception):
         self.code = code
 
 
+#: Events per compressed chunk of a log: small enough that a late spectator's first read
+#: is cheap, large enough that zlib finds the repetition.
+LOG_CHUNK_EVENTS = 256
+#: The most one match's log may hold (compressed chunks plus the events not yet
+#: compressed); a full-length match needs well under a tenth of it.
+LOG_MAX_BYTES = 4 << 20
+#: Finished matches whose events are still kept for spectators, and finished matches whose
+#: results are kept at all.
+KEEP_LOGS = 100
+KEEP_FINISHED = 1000
+#: The event type a late spectator receives first when the oldest events were dropped.
+TRUNCATED = "log_truncated"
+
+
+class EventLog:
+    """A match's public events, compact: serialized, and compressed a chunk at a time.
+
+    Positions are event sequence numbers. Only the newest, not yet full chunk is kept
+    uncompressed, so appending costs one serialisation, and a chunk is compressed once.
+    """
+
+    def __init__(self, max_bytes: int = LOG_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.count = 0  # events appended
+        self.first = 0  # position of the oldest event kept
+        self._chunks: list[bytes] = []
+        self._tail: list[bytes] = []
+        self._chunk_bytes = 0
+        self._tail_bytes = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self._chunk_bytes + self._tail_bytes
+
+    def append(self, event: common_pb2.MatchEvent) -> None:
+        data = event.SerializeToString()
+        self._tail.append(data)
+        self._tail_bytes += len(data)
+        self.count += 1
+        if len(self._tail) >= LOG_CHUNK_EVENTS:
+            chunk = zlib.compress(b"".join(_framed(d) for d in self._tail), 6)
+            self._chunks.append(chunk)
+            self._chunk_bytes += len(chunk)
+            self._tail = []
+            self._tail_bytes = 0
+        while self.nbytes > self.max_bytes and self._chunks:
+            dropped = self._chunks.pop(0)
+            self._chunk_bytes -= len(dropped)
+            self.first += LOG_CHUNK_EVENTS
+
+    def read(self, position: int) -> list[bytes]:
+        """The serialized events from ``position`` (at least ``first``) to the newest: at
+        most one chunk's worth, so that a reader yields between chunks."""
+        position = max(position, self.first)
+        offset = position - self.first
+        index, skip = divmod(offset, LOG_CHUNK_EVENTS)
+        if index < len(self._chunks):
+            return _unframe(zlib.decompress(self._chunks[index]))[skip:]
+        return self._tail[offset - len(self._chunks) * LOG_CHUNK_EVENTS :]
+
+
+def _framed(data: bytes) -> bytes:
+    return len(data).to_bytes(4, "little") + data
+
+
+def _unframe(blob: bytes) -> list[bytes]:
+    out: list[bytes] = []
+    at = 0
+    while at < len(blob):
+        size = int.from_bytes(blob[at : at + 4], "little")
+        out.append(blob[at + 4 : at + 4 + size])
+        at += 4 + size
+    return out
+
+
 @dataclass(eq=False)
 class RunningMatch:
     spec: MatchSpec
     stop: asyncio.Event = field(default_factory=asyncio.Event)
-    events: list[common_pb2.MatchEvent] = field(default_factory=list)
+    log: EventLog | None = field(default_factory=EventLog)
     encoder: convert.EventEncoder = field(default_factory=convert.EventEncoder)
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    #: Set and replaced at each new event, for the spectators waiting on the newest one.
+    news: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     result: MatchResult | None = None
     finished: bool = False
@@ -60,14 +148,25 @@ class MatchManager:
         hub: BotHub,
         registry: BotRegistry,
         on_result: ResultHook | None = None,
-        keep_finished: int = 1000,
+        keep_finished: int = KEEP_FINISHED,
+        keep_logs: int = KEEP_LOGS,
+        log_max_bytes: int = LOG_MAX_BYTES,
+        admission: Admission | None = None,
+        routing_url: str | None = None,
     ) -> None:
+        #: With Redis routing (several gateways serving one pool of bots), a match's bots
+        #: are reached here or through Redis, wherever they are connected.
+        self.routing_url = routing_url
         self.hub = hub
         self.registry = registry
         self.on_result = on_result
         self.keep_finished = keep_finished
+        self.keep_logs = keep_logs
+        self.log_max_bytes = log_max_bytes
+        self.admission = admission if admission is not None else Admission()
+        hub.on_delay = self.admission.observe_delay
         self._matches: dict[str, RunningMatch] = {}
-        self._finished_order: list[str] = []
+        self._finished_order: collections.deque[str] = collections.deque()
         self._accepting = True
         self._counter = itertools.count(1)
 
@@ -75,7 +174,7 @@ class MatchManager:
 
     def _ref(self, ref: str) -> str:
         """A registered bot's bare name means that remote bot."""
-        if ":" not in ref and self.registry.exists(ref):
+        if ":" not in ref and not is_reserved(ref) and self.registry.exists(ref):
             return REMOTE_PREFIX + ref
         return ref
 
@@ -84,6 +183,10 @@ class MatchManager:
         name = ref.removeprefix(REMOTE_PREFIX)
         if not self.registry.exists(name):
             raise ValueError(f"no bot named {name!r} is registered with this gateway")
+        if self.routing_url is not None:
+            from arena.server.routing import HybridSeat
+
+            return HybridSeat(self.hub, name, self.routing_url)
         return RemoteSeat(self.hub, name)
 
     def _rules(self, preset: str, options: dict[str, Any]) -> JSON:
@@ -145,7 +248,7 @@ class MatchManager:
             max_deals=max_deals,
         )
         seats = self._resolve(spec)
-        match = RunningMatch(spec=spec)
+        match = RunningMatch(spec=spec, log=EventLog(self.log_max_bytes))
         self._matches[spec.match_id] = match
         match.task = asyncio.create_task(self._run(match, seats), name=f"match {spec.match_id}")
         log.info("match %s started: %s", spec.match_id, ", ".join(bots))
@@ -177,30 +280,65 @@ class MatchManager:
         async def record(event: JSON) -> None:
             await self._append(match, event)
 
+        admitted = False
         try:
+            admitted = await self._admit(match)
             match.result = await run_match(match.spec, seats, on_event=record, stop=match.stop)
         except Exception:
             log.exception("match %s failed", match.spec.match_id)
         finally:
+            if admitted:
+                self.admission.release()
             match.finished = True
             self.hub.release_match(match.spec.match_id)
-            async with match.changed:
-                match.changed.notify_all()
+            match.news.set()
             self._finished_order.append(match.spec.match_id)
-            while len(self._finished_order) > self.keep_finished:
-                self._matches.pop(self._finished_order.pop(0), None)
+            self._trim()
         result = match.result
         if result is not None:
             log.info("match %s ended: %s %s", result.match_id, result.status, result.scores)
-            if self.on_result is not None:
-                maybe = self.on_result(result)
-                if maybe is not None:
-                    await maybe
+            try:
+                if self.on_result is not None:
+                    maybe = self.on_result(result)
+                    if maybe is not None:
+                        await maybe
+            finally:
+                # The replay went to the hook; the gateway keeps the summary only.
+                match.result = replace(result, replay=None)
+
+    def _trim(self) -> None:
+        """Drop the logs of all but the newest ``keep_logs`` finished matches, and every
+        trace of those beyond ``keep_finished``."""
+        order = self._finished_order
+        while len(order) > self.keep_finished:
+            self._matches.pop(order.popleft(), None)
+        if len(order) > self.keep_logs:
+            old = self._matches.get(order[len(order) - self.keep_logs - 1])
+            if old is not None:
+                old.log = None
+
+    async def _admit(self, match: RunningMatch) -> bool:
+        """Wait for admission control to give the match a place (False: stopped first,
+        and the runner then records it as aborted before its first deal)."""
+        acquire = asyncio.ensure_future(self.admission.acquire())
+        stopped = asyncio.ensure_future(match.stop.wait())
+        try:
+            await asyncio.wait({acquire, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
+            return True
+        acquire.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await acquire
+        return False
 
     async def _append(self, match: RunningMatch, event: JSON) -> None:
-        match.events.append(match.encoder.encode(match.spec.match_id, event))
-        async with match.changed:
-            match.changed.notify_all()
+        if match.log is not None:
+            match.log.append(match.encoder.encode(match.spec.match_id, event))
+        news = match.news
+        match.news = asyncio.Event()
+        news.set()
 
     # --- watching ---------------------------------------------------------------------
 
@@ -208,20 +346,49 @@ class MatchManager:
         match = self._matches.get(match_id)
         if match is None:
             raise MatchError(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} in this gateway")
-        return self._follow(match)
+        if match.log is None:
+            summary = ""
+            if match.result is not None:
+                scores = "/".join(str(s) for s in match.result.scores)
+                summary = f" ({match.result.status}, scores {scores})"
+            raise MatchError(
+                grpc.StatusCode.NOT_FOUND,
+                f"match {match_id!r} has finished{summary} and this gateway no longer keeps "
+                f"its events (it keeps those of the last {self.keep_logs} finished matches); "
+                "its replay is where the gateway's results go (arena serve --results)",
+            )
+        return self._follow(match, match.log)
 
-    async def _follow(self, match: RunningMatch) -> AsyncIterator[common_pb2.MatchEvent]:
+    async def _follow(
+        self, match: RunningMatch, events: EventLog
+    ) -> AsyncIterator[common_pb2.MatchEvent]:
         position = 0
         while True:
-            while position < len(match.events):
-                yield match.events[position]
-                position += 1
+            news = match.news
+            first = events.first
+            if position < first:  # dropped before this spectator read them
+                yield _truncated(match.spec.match_id, position, first, events.max_bytes)
+                position = first
+                continue  # more may have been dropped while it was told
+            batch = events.read(position)
+            for data in batch:
+                yield common_pb2.MatchEvent.FromString(data)
+            position += len(batch)
+            if batch:
+                continue
             if match.finished:
                 return
-            async with match.changed:
-                await match.changed.wait_for(
-                    lambda seen=position: match.finished or seen < len(match.events)  # type: ignore[misc]
-                )
+            await news.wait()
+
+    def memory(self) -> dict[str, int]:
+        """What the matches hold: counts and the bytes of their event logs."""
+        logs = [m.log for m in self._matches.values() if m.log is not None]
+        return {
+            "running": self.running(),
+            "finished_kept": len(self._finished_order),
+            "logs_kept": len(logs),
+            "log_bytes": sum(log.nbytes for log in logs),
+        }
 
     # --- state and shutdown -----------------------------------------------------------
 
@@ -247,6 +414,10 @@ class MatchManager:
     def running(self) -> int:
         return sum(1 for m in self._matches.values() if not m.finished)
 
+    def stop_accepting(self) -> None:
+        """Refuse new matches from now on (the gateway is stopping)."""
+        self._accepting = False
+
     async def drain(self, grace_s: float) -> None:
         """Refuse new matches, let running ones finish for ``grace_s``, then stop the rest
         (the runner records them as aborted)."""
@@ -262,3 +433,22 @@ class MatchManager:
                 if not m.finished:
                     m.stop.set()
             await asyncio.wait(still, timeout=max(5.0, grace_s))
+
+
+def _truncated(match_id: str, since: int, until: int, max_bytes: int) -> common_pb2.MatchEvent:
+    """What a spectator is told in place of the events ``since`` to ``until`` (excluded)
+    of a very long match, dropped before it read them. It carries the sequence number of
+    the last one it stands for, so the next event follows it."""
+    detail = {
+        "type": TRUNCATED,
+        "dropped": until - since,
+        "first_kept": until,
+        "reason": f"the gateway keeps at most {max_bytes} bytes of one match's events; "
+        "the oldest were dropped",
+    }
+    return common_pb2.MatchEvent(
+        match_id=match_id,
+        sequence=until - 1,
+        type=TRUNCATED,
+        detail_json=json.dumps(detail, separators=(",", ":"), sort_keys=True),
+    )

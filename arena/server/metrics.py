@@ -22,3 +22,6 @@ class GatewayMetrics:
 
     def auth_failure(self, reason: str) -> None:
         m.GATEWAY_AUTH_FAILURES_TOTAL.labels(reason=reason).inc()
+
+    def stream_cut(self, reason: str) -> None:
+        m.GATEWAY_STREAMS_CUT_TOTAL.labels(reason=reason).inc()

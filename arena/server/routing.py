@@ -30,11 +30,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import secrets
+import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -42,9 +45,19 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
+from arena.referee.clock import BotClock, LoopStalls, wait_answer
 from arena.referee.types import JSON, DecisionRequest
-from arena.server.hub import BotHub
-from arena.tournament.routing import REPLY_TTL_S, STALE_GRACE_S, WAIT_MARGIN_S, requests_key
+from arena.server.hub import BotHub, RemoteSeat
+from arena.tournament.routing import (
+    REPLY_TTL_S,
+    STALE_GRACE_S,
+    WAIT_MARGIN_S,
+    RedisRemoteSeat,
+    gateway_key,
+    lease_key,
+    requests_key,
+    safe_redis_url,
+)
 
 log = logging.getLogger("arena.server.routing")
 
@@ -59,6 +72,26 @@ FORGET_AFTER_END_S = 10.0
 FORGET_IDLE_S = 900.0
 SWEEP_EVERY_S = 60.0
 URL_SCHEMES = ("redis", "rediss", "unix")
+#: How long a gateway's claim on a bot lasts unless renewed: a gateway that dies without
+#: releasing it is replaced by a standing-by gateway after this long.
+LEASE_S = 3.0
+
+#: Take the lease if nobody holds it, or renew it if we do; 1 when ours afterwards.
+_TAKE_LEASE = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false or holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+#: Release the lease, only if it is still ours.
+_DROP_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
 
 
 class RoutingConfigError(ValueError):
@@ -77,14 +110,7 @@ def check_url(url: str) -> str:
 
 def safe_url(url: str) -> str:
     """The URL with any password replaced, fit for a log line."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    return safe_redis_url(url)
 
 
 @dataclass(eq=False)
@@ -102,9 +128,22 @@ class RedisRouting:
     messages and :meth:`close` waits for the answers still in flight.
     """
 
-    def __init__(self, hub: BotHub, url: str, *, poll_s: float = POLL_S) -> None:
+    def __init__(
+        self,
+        hub: BotHub,
+        url: str,
+        *,
+        poll_s: float = POLL_S,
+        lease_s: float = LEASE_S,
+        gateway_id: str | None = None,
+    ) -> None:
         self.hub = hub
         self.url = check_url(url)
+        self.lease_s = lease_s
+        #: Who holds a bot's lease: unique per gateway process, readable in Redis.
+        self.gateway_id = gateway_id or (
+            f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        )
         self.shown_url = safe_url(url)
         self.poll_s = poll_s
         self._client: aioredis.Redis[bytes] | None = None
@@ -115,6 +154,7 @@ class RedisRouting:
         self._last_sweep = time.monotonic()
         self._down_since: float | None = None
         self._taking = False
+        self._heartbeat: asyncio.Task[None] | None = None
         #: Messages handed to the hub, by kind; for tests and the log line at shutdown.
         self.counts: dict[str, int] = {"decide": 0, "event": 0, "stale": 0, "malformed": 0}
 
@@ -149,6 +189,28 @@ class RedisRouting:
         self.hub.instance_listeners.append(self._instances_changed)
         for bot in self.hub.connected_bots():
             self._instances_changed(bot, self.hub.instances(bot))
+        self._heartbeat = asyncio.get_running_loop().create_task(
+            self._beat(), name="routing heartbeat"
+        )
+
+    async def _beat(self) -> None:
+        """Say in Redis that this gateway is up, so that a gateway that stops knows whether
+        another one can take its bots."""
+        key = gateway_key(self.gateway_id)
+        while True:
+            with contextlib.suppress(RedisError, OSError):
+                await self._redis().set(key, str(time.time()), px=int(self.lease_s * 1000))
+            await asyncio.sleep(self.lease_s / 3)
+
+    async def others_up(self) -> list[str]:
+        """Ids of the other gateways routing through this Redis now."""
+        mine = gateway_key(self.gateway_id)
+        try:
+            keys = [k async for k in self._redis().scan_iter(match=gateway_key("*"))]
+        except (RedisError, OSError):
+            return []
+        prefix = len(gateway_key(""))
+        return sorted(k.decode()[prefix:] for k in keys if k.decode() != mine)
 
     def stop_taking(self) -> None:
         """Pop nothing more (the gateway is shutting down); answers in flight go on."""
@@ -161,6 +223,13 @@ class RedisRouting:
     async def close(self, timeout: float = 5.0) -> None:
         """Stop the pumps, give answers in flight up to ``timeout`` seconds, drop the rest."""
         self.stop_taking()
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+            self._heartbeat = None
+            with contextlib.suppress(RedisError, OSError):
+                await self._redis().delete(gateway_key(self.gateway_id))
         pumps = [p.task for p in self._stopping if p.task is not None]
         if pumps:
             await asyncio.wait(pumps, timeout=self.poll_s + 5.0)
@@ -205,14 +274,38 @@ class RedisRouting:
 
     async def _run(self, pump: _Pump) -> None:
         key = requests_key(pump.bot)
-        log.info("routing: serving requests for bot %s from %s", pump.bot, key)
+        lease = lease_key(pump.bot)
         delay = RETRY_INITIAL_S
+        holding = False
+        renewed = 0.0
         try:
             while not pump.stop.is_set():
                 try:
+                    now = time.monotonic()
+                    if not holding or now - renewed > self.lease_s / 3:
+                        # One gateway serves a bot at a time, so that every match's events
+                        # and requests reach the same stream in order; the others stand by
+                        # and take over when the lease is released or runs out.
+                        got = await self._redis().eval(  # type: ignore[no-untyped-call]
+                            _TAKE_LEASE, 1, lease, self.gateway_id, int(self.lease_s * 1000)
+                        )
+                        renewed = now
+                        if bool(got) != holding:
+                            holding = bool(got)
+                            log.info(
+                                "routing: %s requests for bot %s from %s",
+                                "serving" if holding else "standing by for",
+                                pump.bot,
+                                key,
+                            )
+                    if not holding:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(pump.stop.wait(), self.poll_s)
+                        continue
                     item = await self._redis().blpop([key], timeout=self.poll_s)
                 except (RedisError, OSError) as exc:
                     self._lost(exc)
+                    holding = False
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(pump.stop.wait(), delay)
                     delay = min(delay * 2, RETRY_MAX_S)
@@ -229,6 +322,11 @@ class RedisRouting:
             self._stopping.discard(pump)
             if self._pumps.get(pump.bot) is pump:  # failed rather than stopped
                 del self._pumps[pump.bot]
+            if holding:
+                with contextlib.suppress(RedisError, OSError):
+                    await self._redis().eval(  # type: ignore[no-untyped-call]
+                        _DROP_LEASE, 1, lease, self.gateway_id
+                    )
             log.info("routing: stopped serving requests for bot %s", pump.bot)
 
     def _lost(self, exc: BaseException) -> None:
@@ -268,7 +366,9 @@ class RedisRouting:
                 self.counts["malformed"] += 1
                 return
             self.counts["event"] += 1
-            self.hub.event(bot, match_id, event)
+            n = message.get("n")
+            index = n if isinstance(n, int) and not isinstance(n, bool) else None
+            self.hub.event(bot, match_id, event, index=index)
             if event.get("type") == "match_end":
                 self._forget_later(bot, match_id, event)
         elif kind == "decide":
@@ -304,16 +404,40 @@ class RedisRouting:
             return
         reply: JSON
         log.debug("routing: asking bot %s for %s", bot, request.request_id)
-        try:
-            action = await asyncio.wait_for(
-                self.hub.decide(bot, request), budget_ms / 1000.0 + WAIT_MARGIN_S
-            )
-            reply = {"action": action}
-        except TimeoutError:
-            return  # the match stopped waiting: its referee has played the fallback
-        except Exception as exc:
+        # The bot's clock is kept here, where its stream is: it runs from the moment the
+        # request is written to the stream, and the figure goes back with the answer so
+        # that the match's referee charges only that (see arena.referee.clock).
+        clock = BotClock(LoopStalls.current())
+        task = asyncio.ensure_future(self.hub.decide(bot, request, clock))
+        budget_s = budget_ms / 1000.0
+        first: set[asyncio.Future[Any]] = {task, clock.started_future()}
+        await asyncio.wait(first, timeout=budget_s + WAIT_MARGIN_S,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if clock.started is not None:
+            # Tell the match its bot's time has started, so that time spent reaching the
+            # bot (Redis, this gateway's queues) is never taken for the bot's.
+            await self._push(target, {"started": True})
+        waited = await wait_answer(task, clock, budget_s, platform_limit_s=budget_s + WAIT_MARGIN_S)
+        timing = {
+            "bot_ms": round(clock.bot_s() * 1000.0, 3),
+            "platform_ms": round(clock.platform_s() * 1000.0, 3),
+        }
+        if not waited.answered:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+            if waited.platform_fault:
+                return  # never delivered: the match's referee sees no answer in time
+            reply = {"timeout": True, **timing}
+        elif task.exception() is not None:
+            exc = task.exception()
             reply = {"error": f"{type(exc).__name__}: {exc}"}
+        else:
+            reply = {"action": task.result(), **timing}
         log.debug("routing: bot %s answered %s: %s", bot, request.request_id, reply)
+        await self._push(target, reply)
+
+    async def _push(self, target: str, reply: JSON) -> None:
         try:
             async with self._redis().pipeline(transaction=True) as pipe:
                 pipe.rpush(target, json.dumps(reply, separators=(",", ":")))
@@ -342,3 +466,50 @@ class RedisRouting:
             if now - seen > FORGET_IDLE_S:
                 del self._seen[(bot, match_id)]
                 self.hub.forget(bot, match_id)
+
+
+class HybridSeat:
+    """A seat of a match played in this gateway, for a bot that may be here or elsewhere.
+
+    With several gateways serving one pool of bots, the bot of a match started here may be
+    connected to another gateway, or move there mid-match (this gateway is stopping and
+    sent its bots away). Each decision and event goes straight to the bot's stream when it
+    has an instance here, and through Redis to whichever gateway serves it otherwise. The
+    seat numbers the events itself, so the bot sees one gapless sequence either way.
+    """
+
+    def __init__(self, hub: BotHub, bot: str, redis_url: str) -> None:
+        self.hub = hub
+        self.bot = bot
+        self.name = bot
+        self.local = RemoteSeat(hub, bot)
+        self.far = RedisRemoteSeat(redis_url, bot)
+        self._sequences: dict[str, int] = {}
+
+    def _here(self) -> bool:
+        return self.hub.instances(self.bot) > 0
+
+    def submit_clocked(self, request: DecisionRequest, clock: BotClock) -> asyncio.Future[str]:
+        if self._here():
+            return self.local.submit_clocked(request, clock)
+        return asyncio.ensure_future(self.far.decide_clocked(request, clock))
+
+    async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
+        return await self.submit_clocked(request, clock)
+
+    async def decide(self, request: DecisionRequest) -> str:
+        return await self.submit_clocked(request, BotClock())
+
+    async def on_event(self, match_id: str, event: JSON) -> None:
+        sequence = self._sequences.get(match_id, 0)
+        self._sequences[match_id] = sequence + 1
+        if self._here():
+            self.hub.event(self.bot, match_id, event, index=sequence)
+        else:
+            await self.far.send_event(match_id, event, sequence)
+        if event.get("type") == "match_end":
+            self._sequences.pop(match_id, None)
+            await self.far.aclose()
+
+    async def aclose(self) -> None:
+        await self.far.aclose()

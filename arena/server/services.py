@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,15 +15,40 @@ from google.protobuf.message import DecodeError
 
 from arena import __version__
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
-from arena.server.auth import Authenticator, BotRegistry, RegistryError, Verdict
-from arena.server.hub import BotHub, Connection
+from arena.server.auth import (
+    Authenticator,
+    BotRegistry,
+    Identity,
+    RegistryError,
+    TokenWatch,
+    Verdict,
+)
+from arena.server.hub import BotHub, Connection, Outgoing
+from arena.server.limits import (
+    BOT_REF_MAX,
+    BOTS_MAX,
+    HELLO_CLIENT_MAX,
+    HELLO_NAME_MAX,
+    HELLO_VERSION_MAX,
+    MATCH_ID_MAX,
+    MATCH_ID_RE,
+    OPTIONS_JSON_MAX,
+    PRESET_MAX,
+    REQUEST_ID_MAX,
+    SEED_MAX,
+    brief,
+    escape,
+    quote,
+    too_long,
+)
 from arena.server.matches import MatchError, MatchManager
 from arena.server.metrics import GatewayMetrics
 
 log = logging.getLogger(__name__)
 
-#: How long a new stream may stay silent before its hello.
-HELLO_TIMEOUT_S = 30.0
+#: A write to a bot's stream that has not finished after this long waits for the bot to
+#: read (HTTP/2 flow control): from then on its queued questions run on the bot's clock.
+WRITE_BLOCKED_S = 0.2
 
 _REGISTRY_CODES = {
     "invalid": grpc.StatusCode.INVALID_ARGUMENT,
@@ -31,13 +57,74 @@ _REGISTRY_CODES = {
 }
 
 
-class BotService(bot_pb2_grpc.BotServiceServicer):
-    """One Play stream per bot instance; see ``arena.server.hub`` for the routing."""
+class _Refusal(Exception):
+    """Ends a stream before its welcome with a status and a message for the bot."""
 
-    def __init__(self, hub: BotHub, auth: Authenticator, metrics: GatewayMetrics) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, cause: str = "bad_hello") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.cause = cause
+
+
+def _hello_problem(hello: bot_pb2.Hello, bot: str) -> str | None:
+    for problem in (
+        too_long("hello.name", hello.name, HELLO_NAME_MAX),
+        too_long("hello.version", hello.version, HELLO_VERSION_MAX),
+        too_long("hello.client", hello.client, HELLO_CLIENT_MAX),
+    ):
+        if problem is not None:
+            return problem
+    if hello.name and hello.name != bot:
+        return f"hello names bot {quote(hello.name)} but the token belongs to bot {bot!r}"
+    if hello.max_concurrent_matches < 0:
+        return "max_concurrent_matches must not be negative"
+    return None
+
+
+def _start_problem(request: organiser_pb2.StartMatchRequest) -> str | None:
+    """What is over a limit in a StartMatch request, if anything."""
+    if len(request.bots) > BOTS_MAX:
+        return f"{len(request.bots)} bots were named; a table has at most {BOTS_MAX} seats"
+    checks = [
+        too_long("preset", request.preset, PRESET_MAX),
+        too_long("options_json", request.options_json, OPTIONS_JSON_MAX),
+        too_long("seed", request.seed, SEED_MAX),
+        too_long("match_id", request.match_id, MATCH_ID_MAX),
+        *(too_long(f"bots[{i}]", ref, BOT_REF_MAX) for i, ref in enumerate(request.bots)),
+    ]
+    problem = next((c for c in checks if c is not None), None)
+    if problem is None and request.match_id and not MATCH_ID_RE.match(request.match_id):
+        problem = (
+            f"match_id {quote(request.match_id)} may hold only letters, digits and "
+            "'_', '-', '.', ':', '/'"
+        )
+    return problem
+
+
+class BotService(bot_pb2_grpc.BotServiceServicer):
+    """One Play stream per bot instance; see ``arena.server.hub`` for the routing.
+
+    Each stream is three tasks: the handler, which waits for the stream to end and gives
+    its status; a reader, which judges what the bot sends; a writer, which drains the
+    connection's bounded outbox. So a bot that stops reading blocks only its own writer,
+    and any part of the gateway can end a stream, even in the middle of a write, with
+    ``Connection.end``. A sweeper checks every open stream's token a few times a second
+    and cuts off streams whose writes have not moved for ``stall_s``.
+    """
+
+    def __init__(
+        self,
+        hub: BotHub,
+        auth: Authenticator,
+        metrics: GatewayMetrics,
+        watch: TokenWatch | None = None,
+    ) -> None:
         self.hub = hub
         self.auth = auth
         self.metrics = metrics
+        self.watch = watch or TokenWatch(auth.registry)
+        self._sweeper: asyncio.Task[None] | None = None
 
     async def Play(  # type: ignore[override]  # a coroutine that writes is a valid handler
         self,
@@ -53,97 +140,242 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, identity.message or "not a bot")
             return
         bot = identity.bot
+        limits = self.hub.limits
+        if self.watch.streams(bot) >= limits.streams_per_bot:
+            self.metrics.stream_cut("too_many_streams")
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"bot {bot!r} already has {limits.streams_per_bot} streams open, the most "
+                "one bot may have at once",
+            )
+            return
+        conn: Connection | None = None
+        early = asyncio.Event()
+        why: list[str] = []
+
+        def revoked(who: Identity) -> None:
+            reason = who.message or "the token is no longer valid"
+            if conn is not None:
+                conn.end(grpc.StatusCode.UNAUTHENTICATED, reason, "revoked")
+            else:
+                why.append(reason)
+                early.set()
+
+        watched = self.watch.add(bot, identity.token_sha256 or "", revoked)
+        self._ensure_sweeper()
         try:
-            first = await asyncio.wait_for(anext(request_iterator), HELLO_TIMEOUT_S)
-        except (StopAsyncIteration, TimeoutError):
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "a Play stream must start with a hello message"
+            try:
+                hello = await self._hello(request_iterator, early, why, limits.hello_timeout_s)
+                self.watch.check()  # a revoke committed while the hello was on its way
+                if why:
+                    raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0], "revoked")
+                problem = _hello_problem(hello, bot)
+                if problem is not None:
+                    raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, problem)
+            except _Refusal as refusal:
+                log.info("bot %s refused before its welcome: %s", bot, escape(refusal.message))
+                self.metrics.stream_cut(refusal.cause)
+                await context.abort(refusal.code, refusal.message)
+                return
+            conn = self.hub.connect(
+                bot, hello.version, hello.max_concurrent_matches, wants_events=not hello.omit_events
             )
-            return
-        if first.WhichOneof("message") != "hello":
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "a Play stream must start with a hello message"
+            self.metrics.instance_connected(bot)
+            log.info(
+                "bot %s connected as %s (%s)", bot, conn.instance_id, escape(hello.client) or "?"
             )
-            return
-        hello = first.hello
-        if hello.name and hello.name != bot:
-            await context.abort(
+            await self._serve(conn, request_iterator, context)
+        finally:
+            self.watch.discard(watched)
+
+    async def _hello(
+        self,
+        requests: AsyncIterator[bot_pb2.PlayRequest],
+        early: asyncio.Event,
+        why: list[str],
+        timeout_s: float,
+    ) -> bot_pb2.Hello:
+        """The stream's first message, which must be a hello; a revoke or rotate while the
+        bot is still silent ends the stream too."""
+        first = asyncio.ensure_future(anext(requests))
+        ender = asyncio.ensure_future(early.wait())
+        try:
+            await asyncio.wait(
+                {first, ender}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            ender.cancel()
+        if not first.done():
+            first.cancel()
+            with contextlib.suppress(BaseException):
+                await first
+            if why:
+                raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0], "revoked")
+            raise _Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT,
-                f"hello names bot {hello.name!r} but the token belongs to bot {bot!r}",
+                f"a Play stream must start with a hello message within {timeout_s:g} s",
             )
-            return
-        if hello.max_concurrent_matches < 0:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_matches must not be negative"
-            )
-            return
-        conn = self.hub.connect(
-            bot, hello.version, hello.max_concurrent_matches, wants_events=not hello.omit_events
-        )
-        self.metrics.instance_connected(bot)
-        log.info("bot %s connected as %s (%s)", bot, conn.instance_id, hello.client or "?")
-        reader = asyncio.create_task(self._read(conn, request_iterator))
+        if why:
+            raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0], "revoked")
         try:
-            await context.write(
-                bot_pb2.PlayResponse(
-                    welcome=bot_pb2.Welcome(
-                        bot_name=bot, instance_id=conn.instance_id, server_version=__version__
-                    )
-                )
+            message = first.result()
+        except StopAsyncIteration:
+            raise _Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT, "the stream ended before its hello message"
+            ) from None
+        except Exception:  # garbage bytes: the bot is told so, not our internals
+            raise _Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "the first message could not be read as a PlayRequest; a Play stream must "
+                "start with a hello message",
+                "corrupt",
+            ) from None
+        if message.WhichOneof("message") != "hello":
+            raise _Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT, "a Play stream must start with a hello message"
             )
+        return message.hello
+
+    async def _serve(
+        self,
+        conn: Connection,
+        requests: AsyncIterator[bot_pb2.PlayRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> None:
+        welcome = bot_pb2.PlayResponse(
+            welcome=bot_pb2.Welcome(
+                bot_name=conn.bot, instance_id=conn.instance_id, server_version=__version__
+            )
+        )
+        reader = asyncio.create_task(self._read(conn, requests))
+        writer = asyncio.create_task(self._write(conn, context, welcome))
+        try:
+            await conn.ended.wait()
+        finally:
+            for task in (writer, reader):
+                task.cancel()
+            for task in (writer, reader):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            if not conn.closed:
+                self.hub.disconnect(conn)
+            conn.closed = True
+            self.metrics.instance_disconnected(conn.bot)
+            reason = f": {conn.end_code.name}: {escape(conn.end_reason)}" if conn.end_code else ""
+            log.info("bot %s instance %s disconnected%s", conn.bot, conn.instance_id, reason)
+        if conn.end_code is not None:
+            if conn.end_cause:
+                self.metrics.stream_cut(conn.end_cause)
+            await context.abort(conn.end_code, conn.end_reason)
+
+    async def _write(
+        self,
+        conn: Connection,
+        context: grpc.aio.ServicerContext[Any, Any],
+        welcome: bot_pb2.PlayResponse,
+    ) -> None:
+        try:
+            await context.write(welcome)
             outbox = conn.outbox
             while True:
                 message = await outbox.get()
                 if message is None:
                     break
+                if type(message) is Outgoing:
+                    message.clock.start()  # the bot's time runs from here
+                    message = message.message
+                conn.writing_since = time.monotonic()
                 await context.write(message)
-            if conn.kicked_reason is not None:
-                await context.abort(grpc.StatusCode.UNAUTHENTICATED, conn.kicked_reason)
-            if conn.failure is not None:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, conn.failure)
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
-            if not conn.closed:
-                self.hub.disconnect(conn)
-            self.metrics.instance_disconnected(bot)
-            log.info("bot %s instance %s disconnected", bot, conn.instance_id)
+                conn.writing_since = 0.0
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the stream broke: the session ends
+            log.debug("stream of %s ended while writing: %r", conn.instance_id, exc)
+        conn.end(None)
 
     async def _read(self, conn: Connection, requests: AsyncIterator[bot_pb2.PlayRequest]) -> None:
+        watch = self.watch
         try:
             async for message in requests:
                 kind = message.WhichOneof("message")
                 if kind == "decision":
-                    error = self.hub.answer(conn, message.decision)
-                    if error is not None:
-                        conn.send(bot_pb2.PlayResponse(error=error))
-                elif kind == "hello":
-                    conn.send(
-                        bot_pb2.PlayResponse(
-                            error=bot_pb2.Error(
-                                code=bot_pb2.ERROR_CODE_PROTOCOL,
-                                reason="hello was already received on this stream",
-                            )
+                    decision = message.decision
+                    watch.check()  # a revoked token's decisions do not count
+                    if conn.closed:
+                        break
+                    problem = too_long("decision.request_id", decision.request_id, REQUEST_ID_MAX)
+                    if problem is not None:
+                        error: bot_pb2.Error | None = bot_pb2.Error(
+                            request_id=decision.request_id[:REQUEST_ID_MAX],
+                            code=bot_pb2.ERROR_CODE_UNKNOWN_REQUEST,
+                            reason=problem,
                         )
+                    else:
+                        error = self.hub.answer(conn, decision)
+                    if error is None:
+                        continue
+                    if error.code == bot_pb2.ERROR_CODE_UNKNOWN_REQUEST and not conn.refuse():
+                        break
+                    conn.send(bot_pb2.PlayResponse(error=error))
+                    continue
+                if not conn.refuse():
+                    break
+                reason = (
+                    "hello was already received on this stream"
+                    if kind == "hello"
+                    else "empty message: set hello or decision"
+                )
+                conn.send(
+                    bot_pb2.PlayResponse(
+                        error=bot_pb2.Error(code=bot_pb2.ERROR_CODE_PROTOCOL, reason=reason)
                     )
-                else:
-                    conn.send(
-                        bot_pb2.PlayResponse(
-                            error=bot_pb2.Error(
-                                code=bot_pb2.ERROR_CODE_PROTOCOL,
-                                reason="empty message: set hello or decision",
-                            )
-                        )
-                    )
+                )
         except asyncio.CancelledError:
             raise
-        except DecodeError as exc:
-            conn.failure = f"could not parse a PlayRequest: {exc}"
+        except DecodeError:
+            conn.end(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "a message could not be read as a PlayRequest; the stream is closed",
+                "corrupt",
+            )
+            return
         except Exception as exc:  # the stream broke: the session ends, matches go on
             log.debug("stream of %s ended: %r", conn.instance_id, exc)
-        finally:
-            conn.outbox.put_nowait(None)
+            conn.end(None)
+            return
+        conn.outbox.put_nowait(None)  # the bot is done sending: flush what is left, then end
+
+    # --- upkeep -----------------------------------------------------------------------
+
+    def _ensure_sweeper(self) -> None:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(
+                self._sweep(), name="stream sweeper"
+            )
+
+    async def _sweep(self) -> None:
+        """Check tokens and stalled writes while any stream is open."""
+        limits = self.hub.limits
+        while len(self.watch):
+            await asyncio.sleep(limits.token_recheck_s)
+            try:
+                self.watch.check()
+            except Exception:  # the registry is unreachable: try again at the next round
+                log.exception("could not check the tokens of open streams")
+            now = time.monotonic()
+            for conn in self.hub.all_connections():
+                since = conn.writing_since
+                if since and now - since > WRITE_BLOCKED_S:
+                    # The bot is not taking what was sent to it: the questions queued behind
+                    # that write wait for the bot, not for the platform.
+                    self.hub.stream_blocked(conn)
+                if since and now - since > limits.stall_s:
+                    conn.end(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"the bot has not read its stream for {limits.stall_s:g} s; "
+                        "the stream is closed",
+                        "stalled",
+                    )
 
 
 class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
@@ -155,11 +387,13 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         hub: BotHub,
         matches: MatchManager,
         auth: Authenticator,
+        watch: TokenWatch | None = None,
     ) -> None:
         self.registry = registry
         self.hub = hub
         self.matches = matches
         self.auth = auth
+        self.watch = watch
 
     async def _check(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         identity = self.auth.identify(context.invocation_metadata())
@@ -172,7 +406,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         try:
             return fn()
         except RegistryError as exc:
-            await context.abort(_REGISTRY_CODES[exc.kind], str(exc))
+            await context.abort(_REGISTRY_CODES[exc.kind], brief(str(exc)))
 
     async def RegisterBot(
         self,
@@ -180,6 +414,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> organiser_pb2.RegisterBotResponse:
         await self._check(context)
+        await self._name_check(context, request.name)
         token = await self._registry_call(context, lambda: self.registry.register(request.name))
         return organiser_pb2.RegisterBotResponse(name=request.name, token=token)
 
@@ -189,8 +424,9 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> organiser_pb2.RevokeTokenResponse:
         await self._check(context)
+        await self._name_check(context, request.name)
         await self._registry_call(context, lambda: self.registry.revoke(request.name))
-        closed = self.hub.kick(request.name, f"the token of bot {request.name!r} has been revoked")
+        closed = self._end_streams(request.name, "revoked")
         return organiser_pb2.RevokeTokenResponse(name=request.name, sessions_closed=closed)
 
     async def RotateToken(
@@ -199,11 +435,23 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> organiser_pb2.RotateTokenResponse:
         await self._check(context)
+        await self._name_check(context, request.name)
         token = await self._registry_call(context, lambda: self.registry.rotate(request.name))
-        self.hub.kick(
-            request.name, f"the token of bot {request.name!r} has been replaced by a newer one"
-        )
+        self._end_streams(request.name, "replaced by a newer one")
         return organiser_pb2.RotateTokenResponse(name=request.name, token=token)
+
+    def _end_streams(self, name: str, what: str) -> int:
+        """End the streams of the old token now (the token watch finds them all, also
+        those that have not said hello yet); how many."""
+        closed = self.watch.check() if self.watch is not None else 0
+        # A stream opened through another path than the watch (none today) still ends.
+        closed += self.hub.kick(name, f"the token of bot {name!r} has been {what}")
+        return closed
+
+    async def _name_check(self, context: grpc.aio.ServicerContext[Any, Any], name: str) -> None:
+        problem = too_long("name", name, HELLO_NAME_MAX)
+        if problem is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
 
     async def ListBots(
         self,
@@ -213,12 +461,13 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         await self._check(context)
         bots = [
             organiser_pb2.BotInfo(
-                name=r.name,
+                # Cut to the limits: a field stored by an older gateway cannot break the list.
+                name=r.name[:HELLO_NAME_MAX],
                 token_active=r.token_active,
                 created_unix_ms=r.created_unix_ms,
                 instances=self.hub.instances(r.name),
                 pending_requests=self.hub.pending_count(r.name),
-                version=self.hub.version(r.name),
+                version=self.hub.version(r.name)[:HELLO_VERSION_MAX],
             )
             for r in self.registry.list()
         ]
@@ -230,11 +479,15 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> organiser_pb2.StartMatchResponse:
         await self._check(context)
+        problem = _start_problem(request)
+        if problem is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+            return organiser_pb2.StartMatchResponse()
         try:
             options = json.loads(request.options_json) if request.options_json else {}
         except json.JSONDecodeError as exc:
             await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"options_json is not valid JSON: {exc}"
+                grpc.StatusCode.INVALID_ARGUMENT, brief(f"options_json is not valid JSON: {exc}")
             )
             return organiser_pb2.StartMatchResponse()
         time_control = None
@@ -252,7 +505,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
                 match_id=request.match_id or None,
             )
         except MatchError as exc:
-            await context.abort(exc.code, str(exc))
+            await context.abort(exc.code, brief(str(exc)))
             return organiser_pb2.StartMatchResponse()
         return organiser_pb2.StartMatchResponse(match_id=match_id)
 
@@ -262,10 +515,14 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[organiser_pb2.WatchMatchResponse]:
         await self._check(context)
+        problem = too_long("match_id", request.match_id, MATCH_ID_MAX)
+        if problem is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+            return
         try:
             events = self.matches.watch(request.match_id)
         except MatchError as exc:
-            await context.abort(exc.code, str(exc))
+            await context.abort(exc.code, brief(str(exc)))
             return
         async for event in events:
             yield organiser_pb2.WatchMatchResponse(event=event)

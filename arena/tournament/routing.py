@@ -21,8 +21,15 @@ Message format (JSON, one per list element)::
     {"kind": "decide", "reply_to": "arena:reply:...", "request_id": "...", "match_id": "...",
      "seat": 0, "observation": {...}, "legal": ["pass", "bid 105"], "deadline_ms": 1000,
      "time_bank_ms": 10000, "expires_at": 1700000000.5}
-    {"kind": "event", "match_id": "...", "event": {"type": "deal_start", ...}}
-    reply: {"action": "bid 105"}  or  {"error": "why no action"}
+    {"kind": "event", "match_id": "...", "n": 0, "event": {"type": "deal_start", ...}}
+    first {"started": true}  when the request is written to the bot's stream, then
+    reply: {"action": "bid 105", "bot_ms": 3.2, "platform_ms": 0.4}
+           {"timeout": true, "bot_ms": 1000.0, "platform_ms": 0.4}
+           {"error": "why no action"}
+
+``bot_ms`` is the bot's own time as the gateway measured it, from writing the request to
+the bot's stream to reading the answer; the referee charges the bot that, never the time
+the request spent in Redis or queued in a gateway (``platform_ms``).
 """
 
 from __future__ import annotations
@@ -34,9 +41,12 @@ import logging
 import time
 import uuid
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
+from arena.referee.clock import BotClock, PlatformError
 from arena.referee.types import JSON, DecisionRequest, Seat, SeatResolver
 
 log = logging.getLogger(__name__)
@@ -48,10 +58,36 @@ STALE_GRACE_S = 2.0
 #: Extra time the worker waits beyond the deadline and bank: the referee's own clock
 #: decides timeouts, this only bounds the wait if the referee does not cancel.
 WAIT_MARGIN_S = 1.0
+#: How long past the bot's budget a worker waits for the answer once a gateway said it
+#: wrote the request to the bot: the gateway answers when the bot's time is up, so this
+#: only bounds a gateway that died mid-decision (its clock may run a little over the
+#: budget, by the time its loop was stalled).
+PLATFORM_MARGIN_S = 10.0
 
 
 def requests_key(bot: str) -> str:
     return f"{KEY_PREFIX}:bot:{bot}:requests"
+
+
+def safe_redis_url(url: str) -> str:
+    """The URL without its password, fit for a message."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+def gateway_key(gateway_id: str) -> str:
+    """Present while the gateway with this id is up (it renews the key's expiry)."""
+    return f"{KEY_PREFIX}:gateway:{gateway_id}"
+
+
+def lease_key(bot: str) -> str:
+    """Which gateway serves the bot now (its id, with an expiry the gateway renews)."""
+    return f"{KEY_PREFIX}:bot:{bot}:gateway"
 
 
 def reply_key(token: str) -> str:
@@ -81,6 +117,9 @@ class RedisRemoteSeat:
         self.forward_events = forward_events
         self._client: aioredis.Redis[bytes] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._sequences: dict[str, int] = {}
+        self._backlog: list[str] = []
+        self._backlog_warned = False
 
     def _redis(self) -> aioredis.Redis[bytes]:
         loop = asyncio.get_running_loop()
@@ -92,6 +131,29 @@ class RedisRemoteSeat:
         return self._client
 
     async def decide(self, request: DecisionRequest) -> str:
+        return await self.decide_clocked(request, BotClock())
+
+    async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
+        """Ask through Redis; the gateway that holds the bot's stream keeps the bot's clock
+        and reports it with the answer, so the time in Redis and in the gateway is the
+        platform's, not the bot's.
+
+        A Redis that cannot be reached, or a gateway that holds the bot's lease but does
+        not take the request (it died), is the platform's failure (:class:`PlatformError`:
+        the fallback, no strike); a bot that no gateway serves has simply not answered.
+        """
+        try:
+            return await self._ask(request, clock)
+        except TimeoutError:  # the bot's (an OSError, but not the network's)
+            raise
+        except (RedisError, OSError) as exc:
+            raise PlatformError(
+                f"Redis at {safe_redis_url(self.redis_url)} is unreachable "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
+
+    async def _ask(self, request: DecisionRequest, clock: BotClock) -> str:
+        await self._flush_backlog()  # the bot hears what happened before it is asked
         client = self._redis()
         token = uuid.uuid4().hex
         budget_s = (request.deadline_ms + max(0, request.time_bank_ms)) / 1000.0
@@ -109,22 +171,73 @@ class RedisRemoteSeat:
             "expires_at": time.time() + budget_s,
         }
         await client.rpush(requests_key(self.bot), json.dumps(message, separators=(",", ":")))
-        item = await client.blpop([reply_key(token)], timeout=budget_s + WAIT_MARGIN_S)
+        # First the gateway says it has written the request to the bot's stream (the bot's
+        # time starts there); no gateway takes a request later than STALE_GRACE_S past its
+        # expiry, so silence until then means no gateway had the bot: the bot's timeout.
+        item = await client.blpop(
+            [reply_key(token)], timeout=budget_s + STALE_GRACE_S + WAIT_MARGIN_S
+        )
         if item is None:
+            holder = await client.get(lease_key(self.bot))
+            if holder is not None:
+                raise PlatformError(
+                    f"gateway {holder.decode(errors='replace')} serves bot '{self.bot}' but "
+                    "did not take its request"
+                )
             raise RemoteTimeout(f"no gateway answered for bot '{self.bot}' in {budget_s:.1f}s")
         reply = json.loads(item[1])
+        if reply.get("started"):
+            # The gateway keeps the bot's clock and always answers when it runs out; this
+            # wait only bounds a gateway that died meanwhile.
+            item = await client.blpop([reply_key(token)], timeout=budget_s + PLATFORM_MARGIN_S)
+            if item is None:
+                raise PlatformError(
+                    f"the gateway serving bot '{self.bot}' went silent after sending it a request"
+                )
+            reply = json.loads(item[1])
+        if "bot_ms" in reply:
+            bot_s = float(reply["bot_ms"]) / 1000.0
+            total = time.perf_counter() - clock.created
+            clock.report(bot_s, max(0.0, total - bot_s))
         if "action" in reply:
             return str(reply["action"])
+        if reply.get("timeout"):
+            raise RemoteTimeout(f"bot '{self.bot}' did not answer within {budget_s:.1f}s")
         raise RemoteBotError(str(reply.get("error", "no action in reply")))
 
     async def on_event(self, match_id: str, event: JSON) -> None:
+        # Numbered here, at the source: whichever gateway delivers an event (a gateway may
+        # take over a bot mid-match) gives it the same sequence number, and a bot seated
+        # twice, whose seats both forward every event, is told each number once.
+        sequence = self._sequences.get(match_id, 0)
+        self._sequences[match_id] = sequence + 1
         if self.forward_events:
-            message = {"kind": "event", "match_id": match_id, "event": event}
-            await self._redis().rpush(
-                requests_key(self.bot), json.dumps(message, separators=(",", ":"))
-            )
+            await self.send_event(match_id, event, sequence)
         if event.get("type") == "match_end":
+            self._sequences.pop(match_id, None)
+            if self._backlog:
+                log.warning("bot %s misses the last %d events of match %s: Redis is away",
+                            self.bot, len(self._backlog), match_id)
+                self._backlog.clear()
             await self.aclose()
+
+    async def send_event(self, match_id: str, event: JSON, sequence: int) -> None:
+        """Put one numbered event on the bot's list. While Redis cannot be reached events
+        wait here, in order, and go out before anything else once it is back."""
+        message = {"kind": "event", "match_id": match_id, "n": sequence, "event": event}
+        self._backlog.append(json.dumps(message, separators=(",", ":")))
+        try:
+            await self._flush_backlog()
+        except (RedisError, OSError) as exc:
+            if not self._backlog_warned:
+                self._backlog_warned = True
+                log.warning("events for bot %s wait for Redis: %s", self.bot, exc)
+
+    async def _flush_backlog(self) -> None:
+        while self._backlog:
+            await self._redis().rpush(requests_key(self.bot), self._backlog[0])
+            self._backlog.pop(0)
+        self._backlog_warned = False
 
     async def aclose(self) -> None:
         client, self._client, self._loop = self._client, None, None

@@ -160,23 +160,19 @@ def test_every_decision_stays_inside_its_budget(preset: str) -> None:
     """The search reads the clock inside its loops and stops before the budget is spent."""
     rj = _rules_json(preset, {})
     n = Rules.preset(preset).players
-    clocks = []
-    bots: list[Any] = []
-    for s in range(n):
-        clock = TickClock(0.0005)
-        clocks.append(clock)
-        bots.append(SearchBot(seed=f"b{s}", rules=rj, budget_ms=20.0, clock=clock))
     spent: list[float] = []
 
-    class Watch(InProcessSeat):
-        async def decide(self, request: Any) -> str:
-            answer = await super().decide(request)
-            spent.append(self.bot.last_ms)
+    class Watched(SearchBot):
+        def decide(self, observation: JSON, legal: Any) -> str:
+            answer = super().decide(observation, legal)
+            spent.append(self.last_ms)
             return answer
 
+    bots: list[Any] = [Watched(seed=f"b{s}", rules=rj, budget_ms=20.0, clock=TickClock(0.0005))
+                       for s in range(n)]
     spec = MatchSpec(match_id="budget", rules={"preset": preset}, seed="budget",
                      bots=("search",) * n, max_deals=3)
-    res = asyncio.run(run_match(spec, [Watch(b) for b in bots]))
+    res = asyncio.run(run_match(spec, [InProcessSeat(b) for b in bots]))
     _check_clean(res, bots)
     assert spent and max(spent) <= 20.0
     # It used the budget it had: many searched decisions ran to the deadline.

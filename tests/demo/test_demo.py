@@ -179,9 +179,9 @@ def test_the_same_seed_gives_the_same_leaderboard(tmp_path: Path, demos: list[De
     assert len(list((tmp_path / "a/demo-replays").glob("*.json"))) == 6
     report = (tmp_path / "a/demo-report.html").read_text()
     assert "<svg" in report and "cautious" in report
-    for log in ("redis", "gateway", "bot-greedy", "bot-cautious", "bot-random"):
+    for log in ("redis", "gateway", "bot-greedy-sdk", "bot-cautious-sdk", "bot-random-sdk"):
         assert (tmp_path / f"a/demo-logs/{log}.log").exists()
-    assert "routing: serving requests for bot greedy" in (
+    assert "routing: serving requests for bot greedy-sdk" in (
         tmp_path / "a/demo-logs/gateway.log"
     ).read_text()
 
@@ -234,7 +234,7 @@ def test_keep_leaves_the_gateway_up_until_ctrl_c(tmp_path: Path, demos: list[Dem
             timeout=10,
         )
     instances = {b.name: b.instances for b in reply.bots}
-    assert instances == {"greedy": 1, "cautious": 1, "random": 1}, demo.text()
+    assert instances == {"greedy-sdk": 1, "cautious-sdk": 1, "random-sdk": 1}, demo.text()
     children = demo.descendants()
     demo.interrupt()
     assert demo.finish(60) == 130, demo.text()

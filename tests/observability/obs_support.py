@@ -30,6 +30,7 @@ TOURNAMENT = "spring-cup"
 METRIC_NAMES = {
     "arena_decisions_total",
     "arena_decision_latency_seconds",
+    "arena_platform_delay_seconds",
     "arena_bot_instances",
     "arena_matches_running",
     "arena_matches_finished_total",
@@ -43,6 +44,10 @@ METRIC_NAMES = {
     "arena_tournament_matches_done",
     "arena_rating",
     "arena_gateway_auth_failures_total",
+    "arena_gateway_matches_waiting",
+    "arena_gateway_match_limit",
+    "arena_event_loop_lag_seconds",
+    "arena_gateway_streams_cut_total",
     "grpc_server_started_total",
     "grpc_server_handled_total",
     "grpc_server_handling_seconds",

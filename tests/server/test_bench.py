@@ -11,21 +11,26 @@ from arena.server.bench import bench_gateway
 
 
 def test_bench_gateway_reports_its_figures() -> None:
-    result = bench_gateway(2.0, concurrency=4)
-    assert result["throughput_run"]["decisions"] > 0
+    result = bench_gateway(2.0, matches=4)
+    assert result["load_run"]["decisions"] > 0
     assert result["latency_run"]["decisions"] > 0
-    assert result["throughput_run"]["illegal"] == 0
-    for key in ("decisions_per_s", "added_ms_p50", "added_ms_p99"):
+    assert result["load_run"]["illegal"] == 0
+    for key in ("decisions_per_s", "added_ms_p50", "added_ms_p99", "gateway_rss_mib"):
         assert result[key] > 0
+    assert result["pingpong"]["decisions"] > 0
+    assert result["cpu_vs_pingpong"] > 0
     json.dumps(result)  # JSON-safe for --json
 
 
 def test_bench_module_prints_json() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "arena.server.bench", "--seconds", "1", "--json"],
+        [sys.executable, "-m", "arena.server.bench", "--seconds", "1", "--no-baseline",
+         "--matches", "2", "--decision-ms", "50", "--bank-ms", "0", "--json"],
         capture_output=True,
         text=True,
         check=True,
         timeout=300,
     ).stdout
-    assert "decisions_per_s" in json.loads(out)
+    figures = json.loads(out)
+    assert figures["load_run"]["decision_ms"] == 50
+    assert "platform_timeouts" in figures

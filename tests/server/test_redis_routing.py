@@ -352,17 +352,17 @@ def test_arena_match_with_remote_bots_writes_a_replay_through_routing(
 ) -> None:
     """`arena match --routing` plays here, reaches the remote bots through their gateway's
     Redis, and so writes a replay that `arena replay verify` accepts."""
-    stack.bot("greedy", GREEDY)
+    stack.bot("greedy-sdk", GREEDY)  # a built-in bot's name cannot be registered
     replay = tmp_path / "match.json"
     res = subprocess.run(
         [sys.executable, "-m", "arena.cli", "match", "--routing", stack.redis.url,
          "--seed", "9", "--max-deals", "3", "--quiet", "--replay", str(replay),
-         "remote:greedy", "greedy", "random"],
+         "remote:greedy-sdk", "greedy", "random"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr + res.stdout
     data = rp.load(replay)
-    assert data["seats"][0] == "remote:greedy"
+    assert data["seats"][0] == "remote:greedy-sdk"
     assert rp.verify(data) is None
     verify = subprocess.run(
         [sys.executable, "-m", "arena.cli", "replay", "verify", str(replay)],
@@ -372,3 +372,125 @@ def test_arena_match_with_remote_bots_writes_a_replay_through_routing(
     # Every decision of the remote seat was answered in time: no fallbacks in the replay.
     marks = [a for d in data["deals"] for a in d["actions"] if a[0] == 0 and len(a) > 2]
     assert marks == []
+
+
+def test_a_frozen_gateway_costs_the_bot_nothing(stack: Stack) -> None:
+    """The gateway keeps the bot's clock and says when it starts: a gateway that takes
+    its time to pick a request up (here frozen for longer than the whole budget plus the
+    worker's margin) must not turn the bot's instant answer into a timeout."""
+    import os
+    import signal
+
+    from arena.referee.clock import BotClock
+
+    url = stack.redis.url
+    stack.bot("patient", RANDOM)
+    assert decide(url, "patient", n=1) in {"pass", "bid 110"}  # warm: the pump is running
+
+    async def ask() -> tuple[str, BotClock]:
+        seat = RedisRemoteSeat(url, "patient", forward_events=False)
+        clock = BotClock()
+        try:
+            action = await seat.decide_clocked(
+                DecisionRequest(
+                    match_id="m-frozen",
+                    request_id="m-frozen/1",
+                    seat=0,
+                    observation={"seat": 0, "phase": "auction", "hand": ["AS", "TS"]},
+                    legal=("pass", "bid 110"),
+                    deadline_ms=200,
+                    time_bank_ms=0,
+                ),
+                clock,
+            )
+        finally:
+            await seat.aclose()
+        return action, clock
+
+    pid = stack.gateway.proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    thaw = threading.Timer(1.6, os.kill, (pid, signal.SIGCONT))
+    thaw.start()
+    try:
+        started = time.perf_counter()
+        action, clock = asyncio.run(ask())
+        took = time.perf_counter() - started
+    finally:
+        thaw.join()
+        os.kill(pid, signal.SIGCONT)
+    assert action in {"pass", "bid 110"}
+    assert took > 1.5  # it really waited for the gateway
+    assert clock.reported_bot_s is not None and clock.reported_bot_s < 0.2
+    assert clock.platform_s() > 1.0  # ...and the wait is on the platform's account
+
+
+def test_the_gateway_says_when_the_bots_time_starts(stack: Stack) -> None:
+    """The reply list of a routed decision gets ``started`` first, then the answer with the
+    bot's own time: a worker waits for the bot's budget from the first, whatever it took
+    the platform to get there."""
+    url = stack.redis.url
+    stack.bot("talker", RANDOM)
+    client = redis.Redis.from_url(url)
+    try:
+        message = {
+            "kind": "decide", "reply_to": "arena:reply:probe", "request_id": "m-p/1",
+            "match_id": "m-p", "seat": 0,
+            "observation": {"seat": 0, "phase": "auction", "hand": ["AS", "TS"]},
+            "legal": ["pass", "bid 110"], "deadline_ms": 5000, "time_bank_ms": 0,
+            "budget_ms": 5000, "expires_at": time.time() + 5,
+        }
+        client.rpush(requests_key("talker"), json.dumps(message))
+        first = client.blpop(["arena:reply:probe"], timeout=10)
+        second = client.blpop(["arena:reply:probe"], timeout=10)
+    finally:
+        client.close()
+    assert first is not None and json.loads(first[1]) == {"started": True}
+    assert second is not None
+    reply = json.loads(second[1])
+    assert reply["action"] in {"pass", "bid 110"}
+    assert 0 <= reply["bot_ms"] < 5000 and reply["platform_ms"] >= 0
+
+
+def test_a_redis_restart_mid_match_costs_time_not_moves(stack: Stack, tmp_path: Path) -> None:
+    """Redis goes away in the middle of a routed match and comes back: the decisions that
+    could not travel are asked again once it is back, so the match ends with no fallback
+    move and no strike, and its replay verifies."""
+    from arena.referee.runner import run_match_sync
+    from arena.referee.types import MatchSpec, TimeControl
+    from arena.tournament.routing import routing_resolver
+
+    for name in ("x", "y", "z"):
+        stack.bot(name, GREEDY)
+    spec = MatchSpec(
+        match_id="m-outage",
+        rules={"preset": "classic"},
+        seed="outage",
+        bots=("remote:x", "remote:y", "remote:z"),
+        time_control=TimeControl(decision_ms=2000, bank_ms=0, strike_limit=1),
+        max_deals=60,
+    )
+    out: dict[str, Any] = {}
+
+    def play() -> None:
+        try:
+            out["result"] = run_match_sync(spec, routing_resolver(stack.redis.url))
+        except BaseException as exc:
+            out["error"] = exc
+
+    runner = threading.Thread(target=play, daemon=True)
+    runner.start()
+    time.sleep(1.0)
+    assert runner.is_alive(), out
+    port = stack.redis.port
+    stack.redis.stop()
+    time.sleep(2.0)
+    stack.redis = RedisProcess.start(tmp_path / "redis", tmp_path / "redis2.log", port=port)
+    runner.join(180)
+    assert not runner.is_alive() and "error" not in out, out
+    result = out["result"]
+    assert result.status == "completed"
+    assert [s.strikes for s in result.seat_stats] == [0, 0, 0]
+    assert sum(s.platform_faults for s in result.seat_stats) >= 1
+    assert rp.verify(result.replay) is None
+    notes = [a[2] for d in result.replay["deals"] for a in d["actions"] if len(a) > 2]
+    assert notes == [], "no move was played for a seat"

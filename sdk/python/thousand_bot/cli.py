@@ -25,7 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--server",
         default=os.environ.get(SERVER_ENV, "localhost:50051"),
-        help=f"host:port of the server (env {SERVER_ENV}; default localhost:50051)",
+        help=f"host:port of the server, or several separated by commas to move on to the "
+        f"next when one goes away (env {SERVER_ENV}; default localhost:50051)",
     )
     run.add_argument(
         "--token",

@@ -77,7 +77,13 @@ class BotClient:
         if not token:
             raise ValueError("a token is required (the organiser gives one per bot)")
         self.bot = bot
-        self.server = server
+        #: Gateways to connect to, in order: ``host:port`` or several separated by commas.
+        #: After a session ends or an attempt fails the client moves on to the next one,
+        #: so a bot follows an arena whose gateways stop and start one at a time.
+        self.servers = [part.strip() for part in server.split(",") if part.strip()]
+        if not self.servers:
+            raise ValueError("a server address (host:port) is required")
+        self._server_index = 0
         self.token = token
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
@@ -92,6 +98,11 @@ class BotClient:
         self._thinking: set[asyncio.Future[None]] = set()
         self._write_lock = asyncio.Lock()
         self._jitter = random.Random(os.urandom(16))
+
+    @property
+    def server(self) -> str:
+        """The gateway of the current (or next) session."""
+        return self.servers[self._server_index]
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Play until ``stop`` is set; raises BotRejected when the server refuses the bot."""
@@ -113,16 +124,20 @@ class BotClient:
             if stop.is_set():
                 break
             welcomed = self._welcomed
+            if len(self.servers) > 1:
+                self._server_index = (self._server_index + 1) % len(self.servers)
             if welcomed:
                 failures, delay = 0, self.backoff_initial
             else:
                 failures += 1
                 if self.max_attempts is not None and failures >= self.max_attempts:
                     raise ConnectionError(
-                        f"could not reach {self.server} after {failures} attempts: {reason}"
+                        f"could not reach {', '.join(self.servers)} after {failures} "
+                        f"attempts: {reason}"
                     )
             wait = delay * (1 + 0.25 * self._jitter.random())
-            log.warning("disconnected (%s); reconnecting in %.1f s", reason, wait)
+            log.warning("disconnected (%s); reconnecting to %s in %.1f s", reason, self.server,
+                        wait)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), wait)
             if not welcomed:

@@ -1,0 +1,290 @@
+"""Fair clocks: a bot is charged only for the time the platform spent waiting on it.
+
+A remote decision crosses several queues before the bot sees it (the referee's event
+loop, the gateway's outgoing queue for that bot's stream, Redis when the match runs on a
+worker) and several more on the way back. Under load those queues grow, and a clock
+started when the referee *asked* would charge the bot for the platform's own slowness:
+a loaded gateway would turn honest bots' answers into timeouts, strikes and forfeits.
+
+So the transport that reaches the bot tells the referee when the bot's time starts and
+stops through a :class:`BotClock`:
+
+* ``start()`` when the request is handed to the bot's stream (or when the bot turns out to
+  have no instance connected to take it: waiting for an absent bot is the bot's time);
+* ``stop()`` when its answer is read from the stream;
+* or ``report()`` when the clock was kept further away (a gateway reached through Redis
+  measures the bot there and sends the figure back with the answer).
+
+:func:`wait_answer` is the referee's side: it waits without charging anybody until the
+clock starts (bounded by a platform limit), then for the bot's budget from that moment.
+Everything before ``start()`` and after ``stop()`` is platform delay, recorded apart
+(``SeatStats.platform_ms_*``, the ``arena_platform_delay_seconds`` histogram).
+
+One more delay hides *between* start and stop: while the event loop is busy with other
+work (other matches, a garbage collection, a burst of messages), an answer that has
+arrived is not read, and a timer that is due does not fire. :class:`LoopStalls` watches
+the loop with a light periodic callback and keeps the intervals in which it ran late;
+the clock does not charge the bot for the part of its window that the loop spent
+stalled. A bot cannot cause a stall (its messages are bounded and handled in constant
+time), so this only ever gives back time the platform took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+#: Longest time a request may wait inside the platform before the bot's clock starts. It
+#: only bounds a platform that is stuck; a healthy gateway starts the clock in well under
+#: a millisecond, and a saturated one holds new matches back instead (admission control).
+PLATFORM_LIMIT_S = 30.0
+
+#: When the bot's time is up, the referee still takes an answer that is already on its
+#: way through the event loop: it waits this much longer (or as long as the loop was
+#: behind when the timer fired, whichever is larger, up to ``READ_GRACE_MAX_S``) and judges
+#: the answer by the time it was read, not by when the referee got round to it.
+READ_GRACE_S = 0.002
+READ_GRACE_MAX_S = 0.25
+
+
+#: How often the loop is checked, and the lateness below which it counts as running.
+STALL_PERIOD_S = 0.005
+STALL_MIN_S = 0.0005
+
+
+class LoopStalls:
+    """When one event loop ran late: the intervals between a check's due time and the
+    moment the loop got round to it, for the last few seconds."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self.intervals: collections.deque[tuple[float, float]] = collections.deque(maxlen=4096)
+        #: Lateness of every check since :meth:`take_lags` was last called.
+        self._lags: list[float] = []
+        self._due = time.perf_counter() + STALL_PERIOD_S
+        self._handle = loop.call_later(STALL_PERIOD_S, self._tick)
+
+    @classmethod
+    def current(cls) -> LoopStalls:
+        """The watcher of the running loop (started on first use)."""
+        loop = asyncio.get_running_loop()
+        stalls = _WATCHERS.get(loop)
+        if stalls is None:
+            stalls = _WATCHERS[loop] = cls(loop)
+        return stalls
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        late = now - self._due
+        if late > STALL_MIN_S:
+            self.intervals.append((self._due, now))
+        if len(self._lags) < 100_000:
+            self._lags.append(max(0.0, late))
+        self._due = now + STALL_PERIOD_S
+        if not self._loop.is_closed():
+            self._handle = self._loop.call_later(STALL_PERIOD_S, self._tick)
+
+    def take_lags(self) -> list[float]:
+        """The lateness of each check since the last call (for admission control)."""
+        lags, self._lags = self._lags, []
+        return lags
+
+    def overlap(self, start: float, end: float) -> float:
+        """Seconds of ``[start, end]`` during which the loop was stalled."""
+        total = 0.0
+        for a, b in reversed(self.intervals):
+            if b <= start:
+                break
+            lo, hi = max(a, start), min(b, end)
+            if hi > lo:
+                total += hi - lo
+        # A stall still going on (the loop is running us late right now).
+        if end > self._due:
+            total += end - max(self._due, start)
+        return total
+
+
+_WATCHERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopStalls] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+class PlatformError(RuntimeError):
+    """A seat's transport could not carry the decision (Redis unreachable, the gateway
+    holding the bot died): nobody's fault at the table, so the referee asks again once the
+    platform is back, rather than playing a move for the seat or counting a strike."""
+
+
+class BotClock:
+    """When one decision's bot time started and stopped (``time.perf_counter`` seconds)."""
+
+    __slots__ = ("_started", "created", "reported_bot_s", "reported_platform_s", "stalls",
+                 "started", "stopped")
+
+    def __init__(self, stalls: LoopStalls | None = None) -> None:
+        self.stalls = stalls
+        self.created = time.perf_counter()
+        self.started: float | None = None
+        self.stopped: float | None = None
+        self.reported_bot_s: float | None = None
+        self.reported_platform_s = 0.0
+        self._started: asyncio.Future[None] | None = None
+
+    def start(self, at: float | None = None) -> None:
+        """The bot can see the request from now on (idempotent: the first call counts)."""
+        if self.started is not None:
+            return
+        self.started = time.perf_counter() if at is None else at
+        fut = self._started
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    def stop(self, at: float | None = None) -> None:
+        """The bot's answer was read (the first call counts)."""
+        if self.stopped is None:
+            self.stopped = time.perf_counter() if at is None else at
+            if self.started is None:
+                self.start(self.stopped)
+
+    def report(self, bot_s: float, platform_s: float = 0.0) -> None:
+        """The bot's time as measured by a remote transport, and the delay it added."""
+        self.reported_bot_s = max(0.0, bot_s)
+        self.reported_platform_s = max(0.0, platform_s)
+        self.start()
+
+    def started_future(self) -> asyncio.Future[None]:
+        if self._started is None:
+            self._started = asyncio.get_running_loop().create_future()
+            if self.started is not None:
+                self._started.set_result(None)
+        return self._started
+
+    def bot_s(self, now: float | None = None) -> float:
+        """Seconds charged to the bot so far (up to ``now`` while it is still thinking)."""
+        if self.reported_bot_s is not None:
+            return self.reported_bot_s
+        if self.started is None:
+            return 0.0
+        end = self.stopped if self.stopped is not None else (
+            time.perf_counter() if now is None else now
+        )
+        window = end - self.started
+        if self.stalls is not None and window > 0:
+            window -= self.stalls.overlap(self.started, end)
+        return max(0.0, window)
+
+    def stalled_s(self) -> float:
+        """Seconds of the bot's window the loop spent stalled (given back to the bot)."""
+        if self.stalls is None or self.started is None or self.stopped is None:
+            return 0.0
+        return self.stalls.overlap(self.started, self.stopped)
+
+    def platform_s(self) -> float:
+        """Seconds the platform held the request (before the bot could see it, and while
+        the loop was stalled in the bot's window)."""
+        if self.started is None:
+            return 0.0
+        held = max(0.0, self.started - self.created) + self.reported_platform_s
+        return held + self.stalled_s()
+
+
+@dataclass
+class Waited:
+    """How :func:`wait_answer` ended."""
+
+    #: The answer arrived (the task is done).
+    answered: bool
+    #: The stop signal fired first.
+    stopped: bool = False
+    #: The platform never started the bot's clock within its limit.
+    platform_fault: bool = False
+
+
+class _Wake:
+    """One reusable wake-up for :func:`wait_answer`: a done-callback for the futures it
+    watches and a timer, cheaper than ``asyncio.wait`` on every decision."""
+
+    __slots__ = ("fut", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.fut: asyncio.Future[None] | None = None
+
+    def __call__(self, _done: Any = None) -> None:
+        fut = self.fut
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    async def sleep(self, timeout: float) -> None:
+        self.fut = self.loop.create_future()
+        timer = self.loop.call_later(timeout, self)
+        try:
+            await self.fut
+        finally:
+            timer.cancel()
+            self.fut = None
+
+
+async def wait_answer(
+    task: asyncio.Future[Any],
+    clock: BotClock,
+    budget_s: float,
+    *,
+    stop: asyncio.Future[Any] | None = None,
+    platform_limit_s: float = PLATFORM_LIMIT_S,
+) -> Waited:
+    """Wait for ``task`` (a seat's decision) on the bot's clock, not the wall clock.
+
+    Returns once the answer is in, the stop signal fired, the bot's budget is spent
+    (``answered`` False) or the platform failed to start the clock in time. The caller
+    cancels the task when it did not answer.
+    """
+    loop = asyncio.get_running_loop()
+    wake = _Wake(loop)
+    watched: list[asyncio.Future[Any]] = [task]
+    if stop is not None:
+        watched.append(stop)
+    if clock.started is None:
+        watched.append(clock.started_future())
+    for fut in watched:
+        fut.add_done_callback(wake)
+    try:
+        limit = loop.time() + platform_limit_s
+        while clock.started is None:
+            if task.done():
+                return Waited(True)
+            if stop is not None and stop.done():
+                return Waited(False, stopped=True)
+            left = limit - loop.time()
+            if left <= 0:
+                return Waited(False, platform_fault=True)
+            await wake.sleep(left)
+        grace = READ_GRACE_S
+        graced = False
+        while True:
+            if task.done():
+                return Waited(True)
+            if stop is not None and stop.done():
+                return Waited(False, stopped=True)
+            left = budget_s - clock.bot_s()
+            if left <= 0:
+                if graced:
+                    return Waited(False)
+                # Time is up by the clock, but an answer may be waiting to be read behind
+                # the same backlog, and a stall may not be recorded yet: look once more.
+                graced = True
+                await wake.sleep(grace)
+                continue
+            graced = False
+            expected = loop.time() + left
+            await wake.sleep(left)
+            # A timer that fired late means the loop was busy: answers may be waiting to
+            # be read behind the same backlog.
+            grace = min(READ_GRACE_MAX_S, max(grace, loop.time() - expected))
+    finally:
+        for fut in watched:
+            fut.remove_done_callback(wake)
