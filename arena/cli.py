@@ -322,6 +322,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "gateway memory after many finished full-length matches"),
     ("web", "arena.web.bench", "bench_main",
      "page and API latency of arena web on a store of 100,000 matches"),
+    ("strength", "arena.bench.strength", "bench_main",
+     "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
 ]
 
 

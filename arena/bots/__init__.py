@@ -1,4 +1,5 @@
-"""Built-in bots: ``random`` (the baseline) and ``greedy`` (the reference opponent).
+"""Built-in bots: ``random`` (the baseline), ``greedy`` (the reference opponent) and the
+``search`` levels (determinized search, the strongest).
 
 ``get_bot(name, seed=..., rules=...)`` builds one; ``BUILTIN_BOTS`` lists them.  The
 referee resolves the bot references ``random`` and ``greedy`` in a match spec through this
@@ -13,6 +14,7 @@ from typing import Any
 from arena.bots.base import Bot, seat_seed
 from arena.bots.greedy import GreedyBot
 from arena.bots.random_bot import RandomBot
+from arena.bots.search import LEVELS, SearchBot
 from arena.referee.types import JSON
 
 BotFactory = Callable[..., Any]
@@ -22,6 +24,17 @@ BUILTIN_BOTS: dict[str, BotFactory] = {
     "random": lambda seed="random", rules=None: RandomBot(seed=seed),
     "greedy": lambda seed="greedy", rules=None: GreedyBot(seed=seed, rules=rules),
 }
+
+
+def _search_factory(name: str, budget_ms: float) -> BotFactory:
+    def make(seed: str = name, rules: JSON | None = None) -> SearchBot:
+        return SearchBot(seed=seed, rules=rules, name=name, budget_ms=budget_ms)
+
+    return make
+
+
+for _name, (_budget, _about) in LEVELS.items():
+    BUILTIN_BOTS[_name] = _search_factory(_name, _budget)
 
 
 def get_bot(name: str, *, seed: str = "0", rules: JSON | None = None) -> Bot:
@@ -36,4 +49,4 @@ def get_bot(name: str, *, seed: str = "0", rules: JSON | None = None) -> Bot:
     return bot
 
 
-__all__ = ["BUILTIN_BOTS", "Bot", "GreedyBot", "RandomBot", "get_bot", "seat_seed"]
+__all__ = ["BUILTIN_BOTS", "Bot", "GreedyBot", "RandomBot", "SearchBot", "get_bot", "seat_seed"]

@@ -7,10 +7,12 @@ from collections.abc import Sequence
 
 from arena.bots import BUILTIN_BOTS
 from arena.bots.compare import compare_main
+from arena.bots.search import LEVELS
 
 _ABOUT = {
     "random": "a uniformly random legal action, seeded: the baseline",
     "greedy": "bids from hand strength, keeps its best cards, wins tricks cheaply",
+    **{name: about for name, (_budget, about) in LEVELS.items()},
 }
 
 _USAGE = """usage: arena bots {list,compare} ...
@@ -28,7 +30,7 @@ def bots_main(argv: Sequence[str] | None = None) -> int:
     command, rest = args[0], args[1:]
     if command == "list":
         for name in sorted(BUILTIN_BOTS):
-            print(f"{name:<8} {_ABOUT.get(name, '')}")
+            print(f"{name:<14} {_ABOUT.get(name, '')}")
         return 0
     if command == "compare":
         return compare_main(rest)

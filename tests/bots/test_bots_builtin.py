@@ -19,10 +19,10 @@ from arena.referee.types import JSON, MatchSpec
 
 
 def test_registry_names_the_built_in_bots() -> None:
-    assert sorted(BUILTIN_BOTS) == ["greedy", "random"]
+    assert sorted(BUILTIN_BOTS) == ["greedy", "random", "search", "search-fast", "search-strong"]
     assert isinstance(get_bot("random", seed="x"), RandomBot)
     assert isinstance(get_bot("greedy", seed="x"), GreedyBot)
-    with pytest.raises(KeyError, match="built-in bots: greedy, random"):
+    with pytest.raises(KeyError, match="built-in bots: greedy, random, search"):
         get_bot("gready")
 
 
