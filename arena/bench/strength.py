@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures as cf
+import hashlib
 import itertools
 import json
 import math
@@ -97,11 +98,9 @@ def seatings(players: int, mode: str) -> list[tuple[int, ...]]:
 def set_specs(bot: str, opponent: str, preset: str, options: JSON, seed: str, index: int,
               mode: str, max_deals: int | None) -> list[tuple[MatchSpec, int]]:
     """The distinct games of one duplicate set, with the bot's seat in each."""
-    from arena.tournament.model import sha_hex
-
     rules = Rules.preset(preset, **options)
     n = rules.players
-    set_seed = sha_hex(f"{seed}/set/{index}")
+    set_seed = hashlib.sha256(f"{seed}/set/{index}".encode()).hexdigest()
     out: list[tuple[MatchSpec, int]] = []
     seen: set[tuple[str, ...]] = set()
     for seating in seatings(n, mode):
@@ -110,7 +109,7 @@ def set_specs(bot: str, opponent: str, preset: str, options: JSON, seed: str, in
             continue
         seen.add(bots)
         spec = MatchSpec(
-            match_id=sha_hex(f"strength/{seed}/{index}/{len(out)}", 32),
+            match_id=hashlib.sha256(f"strength/{seed}/{index}/{len(out)}".encode()).hexdigest()[:32],
             rules={"preset": preset, "options": options},
             seed=set_seed,
             bots=bots,
