@@ -127,6 +127,7 @@ class Gateway:
         self.health = health.aio.HealthServicer()
         self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
         self._server: grpc.aio.Server | None = None
+        self._bots: BotService | None = None
 
     async def start(self) -> int:
         """Start serving; returns the bound port (useful with port 0)."""
@@ -145,9 +146,8 @@ class Gateway:
             interceptors=[MetricsInterceptor(), TokenInterceptor(self.auth, self.metrics)],
             options=options,
         )
-        bot_pb2_grpc.add_BotServiceServicer_to_server(
-            BotService(self.hub, self.auth, self.metrics, self.watch), server
-        )
+        self._bots = BotService(self.hub, self.auth, self.metrics, self.watch)
+        bot_pb2_grpc.add_BotServiceServicer_to_server(self._bots, server)
         organiser_pb2_grpc.add_OrganiserServiceServicer_to_server(
             OrganiserService(self.registry, self.hub, self.matches, self.auth, self.watch),
             server,
@@ -201,6 +201,8 @@ class Gateway:
                 await self.routing.close(min(grace, 5.0))
         await self._server.stop(grace=min(grace, 5.0))
         await self.matches.admission.close()
+        if self._bots is not None:
+            await self._bots.close()
         self._server = None
         self.registry.close()
 

@@ -118,6 +118,8 @@ INSERT INTO registry_version (id, n) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
 #: no round trip to the database.
 PG_VERSION_TTL_S = 0.2
 _PG_CHANNEL = "arena_registry_changed"
+#: Shortest time between two looks at the registry by a :class:`TokenWatch`.
+CHECK_EVERY_S = 0.001
 
 
 class BotRegistry:
@@ -428,6 +430,7 @@ class TokenWatch:
         self._streams: dict[str, set[Watched]] = {}
         self._per_bot: dict[str, int] = {}
         self._version: tuple[int, ...] = registry.version()
+        self._checked_at = 0.0
 
     def add(self, bot: str, token_sha256: str, end: Callable[[Identity], None]) -> Watched:
         watched = Watched(bot, token_sha256, end)
@@ -456,7 +459,16 @@ class TokenWatch:
         return sum(self._per_bot.values())
 
     def check(self, *, fresh: bool = False) -> int:
-        """End the streams whose token is no longer valid; how many were ended."""
+        """End the streams whose token is no longer valid; how many were ended.
+
+        Asked before every decision, it looks at the registry at most every
+        ``CHECK_EVERY_S``: a revoke is a round trip away from any answer that follows it,
+        so nothing that arrives after the revoke is let through, and a busy gateway does
+        not read the registry thousands of times a second."""
+        now = time.monotonic()
+        if not fresh and now - self._checked_at < CHECK_EVERY_S:
+            return 0
+        self._checked_at = now
         version = self.registry.version(fresh=fresh)
         if version == self._version:
             return 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import statistics
 import subprocess
@@ -76,20 +77,27 @@ class _Recorder:
     def __init__(self) -> None:
         self.added_ms: list[float] = []
         self.platform_ms: list[float] = []
+        self.raw: list[tuple[BotClock, int]] = []
         self.illegal = 0
         self.open = False
 
     def __call__(
         self, bot: str, request_id: str, outcome: Outcome, clock: BotClock, think: int
     ) -> None:
+        # Kept raw and worked out after the run: this hook runs in the gateway's loop.
         if self.open:
-            # What the transport adds to a decision: the bot's clock (request written to
-            # answer read) minus the bot's own thinking, plus what the platform held it.
+            self.raw.append((clock, think))
+            if outcome is not Outcome.OK:
+                self.illegal += 1
+
+    def settle(self) -> None:
+        """What the transport added to each decision: the bot's clock (request written to
+        answer read) minus the bot's own thinking, plus what the platform held it."""
+        for clock, think in self.raw:
             platform = clock.platform_s() * 1000
             self.added_ms.append(clock.bot_s() * 1000 - think / 1000 + platform)
             self.platform_ms.append(platform)
-            if outcome is not Outcome.OK:
-                self.illegal += 1
+        self.raw = []
 
 
 @dataclass
@@ -141,6 +149,7 @@ async def _play(
 
     recorder.added_ms = []
     recorder.platform_ms = []
+    recorder.raw = []
     recorder.illegal = 0
     recorder.open = True
     admission = manager.admission
@@ -163,6 +172,7 @@ async def _play(
         recorder.open = False
         watcher.cancel()
     elapsed = time.perf_counter() - began
+    recorder.settle()
     added = recorder.added_ms
     platform = recorder.platform_ms
     return {
@@ -274,6 +284,9 @@ def bench_gateway(
     if matches < 1 or bots < 1:
         raise ValueError("matches and bots must be at least 1")
     names = tuple(f"bench-{i}" for i in range(max(3, bots)))
+    # The bench's own bots play public seeds (the same deals on every run): the gateway's
+    # warning about that, once per match, would drown the figures.
+    logging.getLogger("arena.server.matches").setLevel(logging.ERROR)
     seats = names[:3]
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         gw = GatewayThread(str(Path(tmp) / "gateway.sqlite3"), organiser_token="bench")

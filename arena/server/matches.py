@@ -27,7 +27,7 @@ import json
 import logging
 import secrets
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -57,6 +57,8 @@ class MatchError(Exception):
 #: Events per compressed chunk of a log: small enough that a late spectator's first read
 #: is cheap, large enough that zlib finds the repetition.
 LOG_CHUNK_EVENTS = 256
+#: What an event not yet compressed is reckoned to weigh, for the log's byte bound.
+TAIL_EVENT_BYTES = 200
 #: The most one match's log may hold (compressed chunks plus the events not yet
 #: compressed); a full-length match needs well under a tenth of it.
 LOG_MAX_BYTES = 4 << 20
@@ -69,64 +71,70 @@ TRUNCATED = "log_truncated"
 
 
 class EventLog:
-    """A match's public events, compact: serialized, and compressed a chunk at a time.
+    """A match's public events, compact: JSON compressed a chunk at a time, turned into
+    protocol messages only for a spectator who reads them.
 
-    Positions are event sequence numbers. Only the newest, not yet full chunk is kept
-    uncompressed, so appending costs one serialisation, and a chunk is compressed once.
+    Positions are event sequence numbers. Appending keeps a reference to the event (the
+    referee makes a new dictionary per event and never changes it afterwards); a full chunk
+    is serialized and compressed once. Each chunk remembers the deal its first event
+    belongs to, so a reader who starts at a chunk numbers and types its events exactly as
+    the bots' streams did.
     """
 
-    def __init__(self, max_bytes: int = LOG_MAX_BYTES) -> None:
+    def __init__(self, max_bytes: int = LOG_MAX_BYTES, match_id: str = "") -> None:
         self.max_bytes = max_bytes
+        self.match_id = match_id
         self.count = 0  # events appended
         self.first = 0  # position of the oldest event kept
-        self._chunks: list[bytes] = []
-        self._tail: list[bytes] = []
+        self._chunks: list[tuple[int, bytes]] = []  # (deal at its first event, zlib JSON)
+        self._tail: list[Mapping[str, Any]] = []
+        self._tail_deal = 0
+        self._deal = 0
         self._chunk_bytes = 0
-        self._tail_bytes = 0
 
     @property
     def nbytes(self) -> int:
-        return self._chunk_bytes + self._tail_bytes
+        """Compressed bytes, plus an estimate for the chunk still being filled."""
+        return self._chunk_bytes + len(self._tail) * TAIL_EVENT_BYTES
 
-    def append(self, event: common_pb2.MatchEvent) -> None:
-        data = event.SerializeToString()
-        self._tail.append(data)
-        self._tail_bytes += len(data)
+    def append(self, event: Mapping[str, Any]) -> None:
+        if not self._tail:
+            self._tail_deal = self._deal
+        if event.get("type") == "deal_start":
+            deal = event.get("deal")
+            if isinstance(deal, int) and not isinstance(deal, bool):
+                self._deal = deal
+        self._tail.append(convert.public_event(event))  # a copy: listeners may change theirs
         self.count += 1
         if len(self._tail) >= LOG_CHUNK_EVENTS:
-            chunk = zlib.compress(b"".join(_framed(d) for d in self._tail), 6)
-            self._chunks.append(chunk)
+            data = json.dumps(
+                self._tail, separators=(",", ":"), sort_keys=True, default=str
+            ).encode()
+            chunk = zlib.compress(data, 6)
+            self._chunks.append((self._tail_deal, chunk))
             self._chunk_bytes += len(chunk)
             self._tail = []
-            self._tail_bytes = 0
         while self.nbytes > self.max_bytes and self._chunks:
-            dropped = self._chunks.pop(0)
+            _, dropped = self._chunks.pop(0)
             self._chunk_bytes -= len(dropped)
             self.first += LOG_CHUNK_EVENTS
 
-    def read(self, position: int) -> list[bytes]:
-        """The serialized events from ``position`` (at least ``first``) to the newest: at
-        most one chunk's worth, so that a reader yields between chunks."""
+    def read(self, position: int) -> list[common_pb2.MatchEvent]:
+        """The events from ``position`` (at least ``first``) to the newest: at most one
+        chunk's worth, so that a reader yields between chunks."""
         position = max(position, self.first)
         offset = position - self.first
         index, skip = divmod(offset, LOG_CHUNK_EVENTS)
+        start = self.first + index * LOG_CHUNK_EVENTS
         if index < len(self._chunks):
-            return _unframe(zlib.decompress(self._chunks[index]))[skip:]
-        return self._tail[offset - len(self._chunks) * LOG_CHUNK_EVENTS :]
-
-
-def _framed(data: bytes) -> bytes:
-    return len(data).to_bytes(4, "little") + data
-
-
-def _unframe(blob: bytes) -> list[bytes]:
-    out: list[bytes] = []
-    at = 0
-    while at < len(blob):
-        size = int.from_bytes(blob[at : at + 4], "little")
-        out.append(blob[at + 4 : at + 4 + size])
-        at += 4 + size
-    return out
+            deal, chunk = self._chunks[index]
+            events: list[Mapping[str, Any]] = json.loads(zlib.decompress(chunk))
+        else:
+            deal, events = self._tail_deal, self._tail
+        encoder = convert.EventEncoder()
+        encoder.sequence, encoder.deal = start, deal
+        out = [encoder.encode(self.match_id, e) for e in events]
+        return out[skip:]
 
 
 @dataclass(eq=False)
@@ -134,7 +142,6 @@ class RunningMatch:
     spec: MatchSpec
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     log: EventLog | None = field(default_factory=EventLog)
-    encoder: convert.EventEncoder = field(default_factory=convert.EventEncoder)
     #: Set and replaced at each new event, for the spectators waiting on the newest one.
     news: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
@@ -276,7 +283,7 @@ class MatchManager:
             commitment=commitment,
         )
         seats = self._resolve(spec)
-        match = RunningMatch(spec=spec, log=EventLog(self.log_max_bytes))
+        match = RunningMatch(spec=spec, log=EventLog(self.log_max_bytes, spec.match_id))
         self._matches[spec.match_id] = match
         match.task = asyncio.create_task(self._run(match, seats), name=f"match {spec.match_id}")
         log.info("match %s started: %s", spec.match_id, ", ".join(bots))
@@ -373,7 +380,7 @@ class MatchManager:
 
     async def _append(self, match: RunningMatch, event: JSON) -> None:
         if match.log is not None:
-            match.log.append(match.encoder.encode(match.spec.match_id, event))
+            match.log.append(event)
         news = match.news
         match.news = asyncio.Event()
         news.set()
@@ -409,8 +416,8 @@ class MatchManager:
                 position = first
                 continue  # more may have been dropped while it was told
             batch = events.read(position)
-            for data in batch:
-                yield common_pb2.MatchEvent.FromString(data)
+            for message in batch:
+                yield message
             position += len(batch)
             if batch:
                 continue

@@ -349,6 +349,14 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
 
     # --- upkeep -----------------------------------------------------------------------
 
+    async def close(self) -> None:
+        """Stop the sweeper (the gateway is stopping)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
+
     def _ensure_sweeper(self) -> None:
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = asyncio.get_running_loop().create_task(

@@ -15,44 +15,55 @@ import grpc
 import pytest
 
 from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, common_pb2, organiser_pb2
+from arena.server import convert
 from arena.server.limits import StreamLimits
 from arena.server.matches import LOG_CHUNK_EVENTS, TRUNCATED, EventLog
 from arena.server.testing import GatewayThread
 
 
-def _event(n: int) -> common_pb2.MatchEvent:
-    detail = json.dumps({"type": "action", "seat": n % 3, "action": "discard ??"})
-    return common_pb2.MatchEvent(match_id="m", sequence=n, type="action", detail_json=detail)
+def _event(n: int) -> dict[str, Any]:
+    if n % 50 == 0:
+        return {"type": "deal_start", "deal": n // 50, "dealer": n % 3}
+    return {"type": "action", "seat": n % 3, "action": "discard ??"}
+
+
+def _told(events: list[dict[str, Any]]) -> list[common_pb2.MatchEvent]:
+    """The messages the bots' streams carry for these events, numbered from 0."""
+    encoder = convert.EventEncoder()
+    return [encoder.encode("m", e) for e in events]
 
 
 def test_an_event_log_gives_back_every_event_in_order() -> None:
-    log = EventLog()
+    log = EventLog(match_id="m")
     events = [_event(n) for n in range(LOG_CHUNK_EVENTS * 3 + 17)]
-    got: list[bytes] = []
+    got: list[common_pb2.MatchEvent] = []
     for e in events:
         log.append(e)
         # A spectator at the live edge reads each event as it comes.
         got.extend(log.read(len(got)))
-    assert got == [e.SerializeToString() for e in events]
-    # A late one reads from the start, a chunk at a time.
-    late: list[bytes] = []
+    assert got == _told(events)
+    # A late one reads from the start, a chunk at a time, and gets the same messages.
+    late: list[common_pb2.MatchEvent] = []
     while batch := log.read(len(late)):
         late.extend(batch)
     assert late == got
-    assert log.read(5)[0] == events[5].SerializeToString()
+    assert log.read(5)[0] == got[5]
+    # A reader starting inside a chunk gets the deal right (it is not in every event).
+    assert log.read(LOG_CHUNK_EVENTS + 3)[0] == got[LOG_CHUNK_EVENTS + 3]
     # Compact: far smaller than the messages it holds.
-    assert log.nbytes < sum(len(b) for b in got) / 4
+    assert log.nbytes < sum(len(m.SerializeToString()) for m in got) / 4
 
 
 def test_an_event_log_keeps_its_byte_bound_and_says_what_it_dropped() -> None:
-    log = EventLog(max_bytes=4096)
+    log = EventLog(max_bytes=4096, match_id="m")
     for n in range(LOG_CHUNK_EVENTS * 20):
         log.append(_event(n))
         # At most the bound plus the one chunk still being filled.
-        assert log.nbytes <= 4096 + LOG_CHUNK_EVENTS * 100
+        assert log.nbytes <= 4096 + LOG_CHUNK_EVENTS * 200
     assert log.first > 0 and log.first % LOG_CHUNK_EVENTS == 0
-    first = common_pb2.MatchEvent.FromString(log.read(0)[0])
+    first = log.read(0)[0]
     assert first.sequence == log.first
+    assert first == _told([_event(n) for n in range(log.first + 1)])[-1]
 
 
 @pytest.fixture
@@ -109,6 +120,7 @@ def test_finished_matches_keep_a_summary_then_nothing(small: GatewayThread) -> N
 def test_a_late_spectator_of_a_long_match_is_told_what_it_missed(small: GatewayThread) -> None:
     small.gateway.matches.log_max_bytes = 2048
     match_id = _start(small, seed="long", bots=["greedy", "greedy", "greedy"], max_deals=40)
+    small.call(small.gateway.matches.wait(match_id))  # the spectator comes after the end
     events = _watch(small, match_id)
     assert events[0].type == TRUNCATED and events[-1].type == "match_end"
     told = 0
