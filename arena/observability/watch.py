@@ -390,8 +390,7 @@ async def watch_async(
     """Follow one match to its end; see :func:`watch` for the exit codes."""
     import grpc
     import grpc.aio
-
-    from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
+    from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
     stream_out = out if out is not None else sys.stdout
     is_tty = bool(getattr(stream_out, "isatty", lambda: False)())

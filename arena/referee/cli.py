@@ -275,8 +275,7 @@ def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]
     if not token:
         raise UsageError(f"the gateway needs the organiser token: --token or {ORGANISER_TOKEN_ENV}")
     import grpc
-
-    from arena.proto.thousand.v1 import organiser_pb2_grpc
+    from thousand_bot.proto.thousand.v1 import organiser_pb2_grpc
 
     channel = grpc.aio.insecure_channel(args.gateway)
     stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
@@ -287,8 +286,7 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
                          on_event: Any, public_seed: bool | None = None) -> JSON | None:
     """Start the match on the gateway and feed its events to ``on_event``; the match_end."""
     import grpc
-
-    from arena.proto.thousand.v1 import organiser_pb2
+    from thousand_bot.proto.thousand.v1 import organiser_pb2
 
     channel, stub, metadata = _organiser(args)
     async with channel:

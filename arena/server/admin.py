@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 
 import grpc
+from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
-from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 from arena.server.limits import escape
 
 TOKEN_ENV = "ARENA_ORGANISER_TOKEN"

@@ -66,7 +66,7 @@ class _Match:
         self.bots: dict[int, GreedyBot] = {}
 
 
-class _Tracking(Bot):  # type: ignore[misc]  # the SDK's Bot is untyped for mypy
+class _Tracking(Bot):
     """An arena bot per seat of each match, fed the public events of that match."""
 
     kind = "greedy"
@@ -130,7 +130,7 @@ class Cautious(_Tracking):
         return CautiousGreedyBot(seed=seed, rules=rules, name="cautious")
 
 
-class Random(Bot):  # type: ignore[misc]  # the SDK's Bot is untyped for mypy
+class Random(Bot):
     """A uniformly random legal action from the arena's seeded stream; asks for no events."""
 
     version = "builtin"

@@ -21,8 +21,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import grpc
-
-from arena.proto.thousand.v1 import bot_pb2
+from thousand_bot.proto.thousand.v1 import bot_pb2
 
 PLAY_METHOD = "/thousand.v1.BotService/Play"
 

@@ -19,10 +19,10 @@ import grpc
 import grpc.aio
 import pytest
 from obs_support import free_port
+from thousand_bot.proto.thousand.v1 import common_pb2, organiser_pb2, organiser_pb2_grpc
 
 from arena.engine import Game, Rules
 from arena.observability.watch import MatchView, watch
-from arena.proto.thousand.v1 import common_pb2, organiser_pb2, organiser_pb2_grpc
 from arena.server.convert import EventEncoder
 
 TOKEN = "organiser-secret"

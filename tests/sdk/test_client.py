@@ -14,8 +14,8 @@ import grpc
 import pytest
 from thousand_bot import Bot, BotClient, BotRejected
 from thousand_bot.examples import Greedy
+from thousand_bot.proto.thousand.v1 import organiser_pb2
 
-from arena.proto.thousand.v1 import organiser_pb2
 from arena.server.testing import GatewayThread
 
 SDK = Path(__file__).resolve().parents[2] / "sdk" / "python"
