@@ -306,7 +306,7 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "tournaments, leaderboards, matches, replays and live matches in a browser"),
     ("bot", "arena.server.admin", "bot_main",
      "register, list, revoke or rotate bots on a gateway (organiser token)"),
-    ("bots", "arena.bots.cli", "bots_main",
+    ("bots", "arena.referee.bots_cli", "bots_main",
      "list the built-in bots, or compare two on seeded games"),
 ]
 _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [

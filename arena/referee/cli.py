@@ -27,9 +27,9 @@ from typing import Any
 from arena.engine import EngineError, Rules, parse_action
 from arena.engine import commitment as cm
 from arena.engine import replay as rp
+from arena.match.types import JSON, DecisionRequest, MatchResult, MatchSpec, Seat, TimeControl
 from arena.referee.runner import match_rules, resolve_seat, run_match
 from arena.referee.story import Story
-from arena.referee.types import JSON, DecisionRequest, MatchResult, MatchSpec, Seat, TimeControl
 
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 

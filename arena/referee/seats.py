@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.referee.types import JSON, DecisionRequest, Seat
+from arena.match.types import JSON, DecisionRequest, Seat
 
 BotDecide = Callable[[JSON, Sequence[str]], "str | Awaitable[str]"]
 

@@ -35,7 +35,7 @@ from thousand_bot.bot import Request
 
 from arena.bots import GreedyBot
 from arena.engine import SeedStream
-from arena.referee.types import JSON
+from arena.match.types import JSON
 
 SEED_ENV = "ARENA_BOT_SEED"
 #: Matches one process keeps state for; older ones are dropped (a match whose end was

@@ -14,7 +14,7 @@ from typing import Any
 
 from thousand_bot.proto.thousand.v1 import bot_pb2, common_pb2
 
-from arena.referee.types import JSON, DecisionRequest
+from arena.match.types import JSON, DecisionRequest
 
 #: Keys that can reveal cards a seat may not see. The seed is among them: the deals are a
 #: documented function of the seed, so knowing it means knowing every hand. Events are

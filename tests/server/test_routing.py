@@ -14,7 +14,7 @@ import grpc
 import pytest
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
-from arena.referee.types import DecisionRequest
+from arena.match.types import DecisionRequest
 from arena.server.hub import RemoteSeat
 from arena.server.testing import GatewayThread, RawBot
 
