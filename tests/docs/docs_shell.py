@@ -62,7 +62,7 @@ class Shell:
         """A command the manual sends to the background (``... &``)."""
         line = self.fill(command, **extra).rstrip("& ")
         with open(self.cwd / log, "wb") as out:
-            proc = subprocess.Popen(["bash", "-c", f"exec {line}"], cwd=self.cwd, env=self.env,
+            proc = subprocess.Popen(["bash", "-c", line], cwd=self.cwd, env=self.env,
                                     stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         self.background.append(proc)

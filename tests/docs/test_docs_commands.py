@@ -59,6 +59,8 @@ def test_a_bot_author_follows_the_readme_and_the_sdk_readme(sh: Shell) -> None:
     replay, a bot-check, a match on the gateway followed with arena watch."""
     port = str(free_port())
     sh.subs = {"50051": port}
+    # The reader's default gateway, localhost:50051, is this free port here.
+    sh.env["ARENA_GATEWAY"] = f"localhost:{port}"
     # sdk/python/README.md, step 3: the bot, saved as mybot.py.
     mybot = block("sdk/python/README.md", "class MyBot(Bot):")
     (sh.cwd / "mybot.py").write_text(mybot.text)
@@ -99,7 +101,7 @@ def test_a_bot_author_follows_the_readme_and_the_sdk_readme(sh: Shell) -> None:
     export, watch = block("docs/observability.md", "arena watch MATCH_ID").commands()
     assert export == "export ARENA_ORGANISER_TOKEN=..."
     watched = sh.run(watch + " --plain", MATCH_ID=match_id.group(1))
-    assert "match_end" in watched.stdout or "Result" in watched.stdout, watched.stdout
+    assert watched.stdout.startswith("match starts: 0=remote:my-bot"), watched.stdout
 
     # SDK README step 2: register with the organiser token from the environment, or from
     # Python; step 4 and docs/sdk.md: thousand-bot run with the gateway given.
