@@ -310,7 +310,8 @@ def test_printed_runs_show_what_the_commands_print(sh: Shell) -> None:
     doc = match.output().splitlines()
     cut = doc.index("...")
     assert real[:cut] == doc[:cut]
-    assert real[-(len(doc) - cut - 1):] == doc[cut + 1:]
+    # The story is the same everywhere; the thinking times differ by machine.
+    assert [shape(x) for x in real[-(len(doc) - cut - 1):]] == [shape(x) for x in doc[cut + 1:]]
     compare = block("docs/bots.md", "$ arena bots compare greedy random")
     assert sh.run(compare.commands()[0], timeout=300).stdout == compare.output() + "\n"
     bench = block("docs/referee.md", "$ arena bench referee --seconds 5")
