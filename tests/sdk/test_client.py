@@ -23,7 +23,9 @@ SDK = Path(__file__).resolve().parents[2] / "sdk" / "python"
 
 def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ, **extra)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SDK), env.get("PYTHONPATH", "")) if p)
+    if env.get("ARENA_TEST_INSTALLED") != "1":  # else: the installed wheel, not the checkout
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(SDK), env.get("PYTHONPATH", "")) if p)
     return env
 
 
