@@ -407,7 +407,7 @@ def test_the_demo_as_its_manual_prints_it(sh: Shell) -> None:
     for doc_line in printed:
         head = " ".join(doc_line.split()[:2])
         if head and not head[0].isdigit() and not head.startswith(("main [", "#", "-")):
-            assert any(g.startswith(doc_line.split()[0]) for g in got), doc_line
+            assert any(g.strip().startswith(doc_line.split()[0]) for g in got), doc_line
     assert sys.executable  # the demo used this environment's arena
 
 
