@@ -309,7 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--db",
         default=os.environ.get(DB_PATH_ENV, DEFAULT_DB_PATH),
-        help=f"SQLite file of registered bots (env {DB_PATH_ENV}; default {DEFAULT_DB_PATH})",
+        help="the registry of bots: a SQLite file, or postgresql://HOST/DB[?schema=NAME] for "
+        f"gateways on several machines (env {DB_PATH_ENV}; default {DEFAULT_DB_PATH})",
     )
     parser.add_argument(
         "--organiser-token",

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from arena.server.limits import quote
 
@@ -106,22 +107,121 @@ class Identity:
         }.get(self.verdict, "")
 
 
+#: PostgreSQL keeps a change counter, bumped in the same transaction as every change, for
+#: :meth:`BotRegistry.version` (SQLite has ``PRAGMA data_version`` for that).
+_PG_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS registry_version (id INTEGER PRIMARY KEY, n BIGINT NOT NULL);
+INSERT INTO registry_version (id, n) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
+"""
+#: How long a PostgreSQL registry's change counter is trusted before it is read again:
+#: revokes take effect within this (plus the stream sweep's interval), and decisions need
+#: no round trip to the database.
+PG_VERSION_TTL_S = 0.2
+_PG_CHANNEL = "arena_registry_changed"
+
+
 class BotRegistry:
-    """Registered bots in a SQLite file; safe to share between the gateway's threads."""
+    """Registered bots, in a SQLite file or a PostgreSQL database; safe to share between
+    the gateway's threads.
+
+    Several gateways share one registry: on one machine a SQLite file, across machines a
+    PostgreSQL database (``postgresql://HOST/DB``, optionally ``?schema=NAME``), so that a
+    bot registered, revoked or rotated through one gateway is so on all of them.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
         #: Changes made through this connection (``PRAGMA data_version`` counts only those
         #: of other connections, e.g. another gateway's).
         self._changes = 0
+        self._pg_version = (0, -1.0)  # (counter, when read)
+        self.kind = "postgresql" if self.path.startswith(("postgresql://", "postgres://")) else (
+            "sqlite"
+        )
+        if self.kind == "postgresql":
+            self._db: Any = self._connect_pg()
+            self._notified = 0
+            self._closing = threading.Event()
+            self._listener = threading.Thread(
+                target=self._listen, name="registry listener", daemon=True
+            )
+            self._listener.start()
+            return
+        if self.path.startswith("sqlite://"):
+            self.path = self.path[len("sqlite://") :].removeprefix("/")
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+
+    def _connect_pg(self) -> Any:
+        import psycopg
+
+        from arena.tournament.store import parse_db_url
+
+        _, target, schema = parse_db_url(self.path)
+        try:
+            db = psycopg.connect(target, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise OSError(f"cannot open the bot registry at {_shown(self.path)}: {exc}") from None
+        if schema:
+            db.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            db.execute(f'SET search_path TO "{schema}"')
+        # Milliseconds since 1970 overflow PostgreSQL's 32-bit INTEGER.
+        for statement in (_SCHEMA.replace("INTEGER", "BIGINT") + _PG_VERSION_TABLE).split(";"):
+            if statement.strip():
+                db.execute(statement)
+        return db
+
+    def _listen(self) -> None:
+        """Count the changes other gateways announce (PostgreSQL NOTIFY), so that a revoke
+        made anywhere is seen here within milliseconds without asking the database before
+        every decision; the counter is also read every ``PG_VERSION_TTL_S``."""
+        import psycopg
+
+        from arena.tournament.store import parse_db_url
+
+        _, target, _ = parse_db_url(self.path)
+        while not self._closing.is_set():
+            try:
+                with psycopg.connect(target, autocommit=True, connect_timeout=10) as conn:
+                    conn.execute(f"LISTEN {_PG_CHANNEL}")
+                    self._notified += 1  # changes while we were not listening
+                    while not self._closing.is_set():
+                        for _ in conn.notifies(timeout=1.0):
+                            self._notified += 1
+            except psycopg.Error:
+                self._closing.wait(1.0)
+
+    def _sql(self, stmt: str) -> str:
+        return stmt.replace("?", "%s") if self.kind == "postgresql" else stmt
+
+    def _run(self, stmt: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+        return self._db.execute(self._sql(stmt), params)
+
+    def _transaction(self, body: Callable[[], Any]) -> Any:
+        """Run ``body`` in one transaction that also marks the registry as changed."""
+        if self.kind == "postgresql":
+            with self._db.transaction():
+                out = body()
+                self._db.execute("UPDATE registry_version SET n = n + 1 WHERE id = 1")
+                self._db.execute(f"NOTIFY {_PG_CHANNEL}")  # delivered at commit
+            self._pg_version = (0, -1.0)  # read the counter again next time
+            return out
+        self._db.execute("BEGIN")
+        try:
+            out = body()
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return out
 
     def close(self) -> None:
+        if self.kind == "postgresql":
+            self._closing.set()
         with self._lock:
             self._db.close()
 
@@ -141,69 +241,72 @@ class BotRegistry:
             )
         token = new_token()
         now = _now_ms()
+
+        def insert() -> None:
+            self._run(
+                "INSERT INTO bots(name, token_sha256, created_unix_ms, updated_unix_ms) "
+                "VALUES (?, ?, ?, ?)",
+                (name, hash_token(token), now, now),
+            )
+
         with self._lock:
             try:
-                self._db.execute(
-                    "INSERT INTO bots(name, token_sha256, created_unix_ms, updated_unix_ms) "
-                    "VALUES (?, ?, ?, ?)",
-                    (name, hash_token(token), now, now),
-                )
-            except sqlite3.IntegrityError:
-                raise RegistryError("exists", f"bot {name!r} is already registered") from None
+                self._transaction(insert)
+            except Exception as exc:
+                if _is_duplicate(exc):
+                    raise RegistryError("exists", f"bot {name!r} is already registered") from None
+                raise
         return token
 
     def _retire(self, name: str, reason: str) -> None:
-        row = self._db.execute("SELECT token_sha256 FROM bots WHERE name = ?", (name,)).fetchone()
+        row = self._run("SELECT token_sha256 FROM bots WHERE name = ?", (name,)).fetchone()
         if row is None:
             raise RegistryError("not_found", f"no bot named {quote(name)} is registered")
         self._changes += 1
         if row[0] is not None:
-            self._db.execute(
-                "INSERT OR REPLACE INTO retired_tokens(token_sha256, name, reason, retired_unix_ms)"
-                " VALUES (?, ?, ?, ?)",
+            self._run(
+                "INSERT INTO retired_tokens(token_sha256, name, reason, retired_unix_ms)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (token_sha256) DO UPDATE SET"
+                " name = excluded.name, reason = excluded.reason,"
+                " retired_unix_ms = excluded.retired_unix_ms",
                 (row[0], name, reason, _now_ms()),
             )
 
     def revoke(self, name: str) -> None:
+        def body() -> None:
+            self._retire(name, "revoked")
+            self._run(
+                "UPDATE bots SET token_sha256 = NULL, updated_unix_ms = ? WHERE name = ?",
+                (_now_ms(), name),
+            )
+
         with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._retire(name, "revoked")
-                self._db.execute(
-                    "UPDATE bots SET token_sha256 = NULL, updated_unix_ms = ? WHERE name = ?",
-                    (_now_ms(), name),
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+            self._transaction(body)
 
     def rotate(self, name: str) -> str:
         token = new_token()
+
+        def body() -> None:
+            self._retire(name, "rotated")
+            self._run(
+                "UPDATE bots SET token_sha256 = ?, updated_unix_ms = ? WHERE name = ?",
+                (hash_token(token), _now_ms(), name),
+            )
+
         with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._retire(name, "rotated")
-                self._db.execute(
-                    "UPDATE bots SET token_sha256 = ?, updated_unix_ms = ? WHERE name = ?",
-                    (hash_token(token), _now_ms(), name),
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+            self._transaction(body)
         return token
 
     def list(self) -> list[BotRecord]:
         with self._lock:
-            rows = self._db.execute(
+            rows = self._run(
                 "SELECT name, token_sha256 IS NOT NULL, created_unix_ms FROM bots ORDER BY name"
             ).fetchall()
         return [BotRecord(name=r[0], token_active=bool(r[1]), created_unix_ms=r[2]) for r in rows]
 
     def exists(self, name: str) -> bool:
         with self._lock:
-            row = self._db.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone()
+            row = self._run("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone()
         return row is not None
 
     def lookup(self, token: str) -> Identity:
@@ -211,12 +314,10 @@ class BotRegistry:
 
     def lookup_digest(self, digest: str) -> Identity:
         with self._lock:
-            row = self._db.execute(
-                "SELECT name FROM bots WHERE token_sha256 = ?", (digest,)
-            ).fetchone()
+            row = self._run("SELECT name FROM bots WHERE token_sha256 = ?", (digest,)).fetchone()
             if row is not None:
                 return Identity(Verdict.BOT, row[0], digest)
-            old = self._db.execute(
+            old = self._run(
                 "SELECT name, reason FROM retired_tokens WHERE token_sha256 = ?", (digest,)
             ).fetchone()
         if old is not None:
@@ -224,10 +325,20 @@ class BotRegistry:
             return Identity(verdict, old[0])
         return Identity(Verdict.UNKNOWN)
 
-    def version(self) -> tuple[int, int]:
+    def version(self, *, fresh: bool = False) -> tuple[int, ...]:
         """Changes when any connection, in this process or another, changed the registry;
-        cheap enough to ask before every decision."""
+        cheap enough to ask before every decision. ``fresh`` asks the database itself
+        (for a PostgreSQL registry, whose counter is otherwise read a few times a second
+        and announced by NOTIFY)."""
         with self._lock:
+            if self.kind == "postgresql":
+                value, read_at = self._pg_version
+                now = time.monotonic()
+                if fresh or now - read_at > PG_VERSION_TTL_S:
+                    row = self._db.execute("SELECT n FROM registry_version WHERE id = 1").fetchone()
+                    value = int(row[0])
+                    self._pg_version = (value, now)
+                return value, self._notified, self._changes
             row = self._db.execute("PRAGMA data_version").fetchone()
         return int(row[0]), self._changes
 
@@ -239,11 +350,23 @@ class BotRegistry:
             for start in range(0, len(wanted), 500):  # SQLite's bound-parameter limit
                 chunk = wanted[start : start + 500]
                 marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(
+                rows = self._run(
                     f"SELECT token_sha256 FROM bots WHERE token_sha256 IN ({marks})", chunk
                 ).fetchall()
                 found.update(r[0] for r in rows)
         return found
+
+
+def _is_duplicate(exc: BaseException) -> bool:
+    if isinstance(exc, sqlite3.IntegrityError):
+        return True
+    return type(exc).__name__ == "UniqueViolation"
+
+
+def _shown(url: str) -> str:
+    from arena.tournament.store import redact_url
+
+    return redact_url(url)
 
 
 class Authenticator:
@@ -304,7 +427,7 @@ class TokenWatch:
         self.registry = registry
         self._streams: dict[str, set[Watched]] = {}
         self._per_bot: dict[str, int] = {}
-        self._version = registry.version()
+        self._version: tuple[int, ...] = registry.version()
 
     def add(self, bot: str, token_sha256: str, end: Callable[[Identity], None]) -> Watched:
         watched = Watched(bot, token_sha256, end)
@@ -332,9 +455,9 @@ class TokenWatch:
     def __len__(self) -> int:
         return sum(self._per_bot.values())
 
-    def check(self) -> int:
+    def check(self, *, fresh: bool = False) -> int:
         """End the streams whose token is no longer valid; how many were ended."""
-        version = self.registry.version()
+        version = self.registry.version(fresh=fresh)
         if version == self._version:
             return 0
         self._version = version

@@ -166,7 +166,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         try:
             try:
                 hello = await self._hello(request_iterator, early, why, limits.hello_timeout_s)
-                self.watch.check()  # a revoke committed while the hello was on its way
+                # A revoke committed while the hello was on its way: asked of the registry
+                # itself, as a stream is welcomed only once.
+                self.watch.check(fresh=True)
                 if why:
                     raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0], "revoked")
                 problem = _hello_problem(hello, bot)

@@ -53,8 +53,7 @@ def test_a_gateway_restart_under_remote_bots_is_survived(tmp_path: Path) -> None
             )
         first.wait_instances(BOTS, bots=bots)
         spec: dict[str, Any] = {
-            "name": "gateway-cup",
-            "seed": "gateway-fault",
+            "name": "gateway-cup",  # remote bots: the deals come from a secret
             "rules": "classic",
             "participants": [
                 {"name": "g", "bot": "remote:g"},

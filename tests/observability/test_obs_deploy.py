@@ -157,7 +157,7 @@ def test_demo_tournament_runs_an_example_on_the_workers() -> None:
     # Only with `docker compose --profile demo up`: a plain `up` plays nothing.
     assert tournament["profiles"] == ["demo"]
     for name, service in services.items():
-        if name != "tournament":
+        if name not in ("tournament", "gateway-2"):
             assert "profiles" not in service, f"{name} would not start without a profile"
             assert "tournament" not in (service.get("depends_on") or {})
     command = [str(arg) for arg in tournament["command"]]
@@ -359,3 +359,20 @@ def test_dashboard_json_is_generated_from_generate_py() -> None:
     rendered: dict[str, str] = generate.render()
     on_disk = {p.name: p.read_text() for p in DASHBOARD_DIR.glob("*.json")}
     assert rendered == on_disk, "run: python dashboards/generate.py"
+
+
+def test_the_second_gateway_serves_the_same_pool_of_bots() -> None:
+    """``--profile scale-out`` adds a gateway that shares the first one's bot registry,
+    organiser token and routing Redis, on ports of its own (docs/scale-out.md)."""
+    services = compose()["services"]
+    first, second = services["gateway"], services["gateway-2"]
+    assert second["profiles"] == ["scale-out"]
+    assert _option(first["command"], "--db") == _option(second["command"], "--db")
+    assert first["volumes"] == second["volumes"]
+    for key in ("ARENA_ROUTING_URL", "ARENA_ORGANISER_TOKEN"):
+        assert first["environment"][key] == second["environment"][key]
+    assert second["environment"]["ARENA_ROUTING_URL"].startswith("redis://redis:")
+    ports = {p.rsplit(":", 1)[-1] for s in (first, second) for p in s["ports"]}
+    assert len(ports) == 4, "each gateway has its own gRPC and metrics ports"
+    assert all(p.startswith("${ARENA_BIND:-127.0.0.1}:") for p in second["ports"])
+    assert _option(second["command"], "--port") == "50052"

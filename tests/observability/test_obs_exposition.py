@@ -332,6 +332,14 @@ def test_real_celery_prefork_worker_exports_merged_metrics(tmp_path: Path) -> No
             )
             client.send_task("obs.flaky", args=["k"], queue="arena").get(timeout=60)
             client.send_task("obs.populate", args=[0], queue="arena").get(timeout=60)
+            # The retry is counted by the worker's signal handler, which may run just after
+            # the result reached us: wait for the figures rather than race them.
+            wait_for(
+                lambda: value(http_get(url), "arena_task_retries_total", task="obs.flaky") == 1
+                and value(http_get(url), "arena_deals_total") == 12,
+                timeout=30,
+                what="the retry and the deals counted",
+            )
             text = http_get(url)
             assert value(text, "arena_task_retries_total", task="obs.flaky") == 1
             assert value(text, "arena_deals_total") == 12

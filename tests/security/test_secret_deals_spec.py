@@ -231,12 +231,14 @@ def test_check_warns_about_a_public_seed_with_remote_participants(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "pub.json"
-    path.write_text(json.dumps(spec_data(seed="7", public_seed=True)))
+    # check also wants the route to the remote bots the run would need.
+    routed = {"type": "inline", "routing": "redis://127.0.0.1:6379/0"}
+    path.write_text(json.dumps(spec_data(seed="7", public_seed=True, executor=routed)))
     assert tournament_main(["check", str(path)]) == 0
     assert "warning: cup has remote participants and a public seed ('7')" in (
         capsys.readouterr().err
     )
-    path.write_text(json.dumps(spec_data(seed="7")))
+    path.write_text(json.dumps(spec_data(seed="7", executor=routed)))
     assert tournament_main(["check", str(path)]) == 2
     assert "public_seed: true" in capsys.readouterr().err
 

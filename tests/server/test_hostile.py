@@ -34,9 +34,11 @@ _ids = itertools.count()
 LIMITS = StreamLimits()
 
 
-def _gateway(tmp: Path, name: str, db: Path | None = None, *extra: str) -> GatewayProcess:
+def _gateway(
+    tmp: Path, name: str, db: Path | str | None = None, *extra: str
+) -> GatewayProcess:
     return GatewayProcess.start(
-        db_path=db or tmp / "gateway.sqlite3",
+        db_path=db or tmp / "gateway.sqlite3",  # type: ignore[arg-type]  # or a URL
         log_path=tmp / f"{name}.log",
         organiser_token=ORGANISER,
         extra=extra,
@@ -117,11 +119,31 @@ def _seat_actions(events: list[Any], seat: int) -> list[Any]:
 # --- authorisation for the life of a stream ------------------------------------------------
 
 
-def test_revoke_ends_every_live_stream_within_a_second(tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def registry(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path | str]:
+    """Where two gateways keep their shared bot registry: a SQLite file (one machine) or
+    a PostgreSQL schema of its own (gateways on several machines)."""
+    if request.param == "sqlite":
+        yield tmp_path / "shared.sqlite3"
+        return
+    import uuid
+
+    import psycopg
+
+    base = os.environ.get("ARENA_TEST_PG", "postgresql://127.0.0.1:5432/test")
+    schema = f"registry_{uuid.uuid4().hex[:10]}"
+    yield f"{base}?schema={schema}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_revoke_ends_every_live_stream_within_a_second(
+    tmp_path: Path, registry: Path | str
+) -> None:
     """Welcomed, spare (never says hello) and late (says hello after the revoke) streams all
     end within a second; an answer sent right after a revoke made through another gateway
     sharing the registry does not count."""
-    db = tmp_path / "shared.sqlite3"
+    db = registry
     a = _gateway(tmp_path, "a", db)
     b = _gateway(tmp_path, "b", db)
     try:
@@ -175,8 +197,10 @@ def test_revoke_ends_every_live_stream_within_a_second(tmp_path: Path) -> None:
         stop_all([a, b])
 
 
-def test_rotate_on_one_gateway_ends_streams_on_another(tmp_path: Path) -> None:
-    db = tmp_path / "shared.sqlite3"
+def test_rotate_on_one_gateway_ends_streams_on_another(
+    tmp_path: Path, registry: Path | str
+) -> None:
+    db = registry
     a = _gateway(tmp_path, "a", db)
     b = _gateway(tmp_path, "b", db)
     try:
