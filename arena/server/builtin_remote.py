@@ -1,6 +1,6 @@
 """The built-in bots as remote bots: run them with the Python SDK against any gateway.
 
-``thousand-bot run arena.server.builtin_remote:Greedy --server HOST:PORT --token TOKEN``
+``thousand-bot run arena.server.builtin_remote:Greedy --gateway HOST:PORT --token TOKEN``
 plays the arena's :class:`~arena.bots.GreedyBot` over gRPC, exactly as a bot written by
 someone else would connect. That makes the built-in bots usable as sparring partners on a
 real gateway, and lets the whole remote path (gateway, Redis routing, SDK) be exercised with

@@ -417,3 +417,18 @@ def test_replay_format_names_the_fields_of_a_real_replay(sh: Shell) -> None:
     doc = json.loads(block("docs/replay.md", '"format": "thousand-replay"').text)
     assert set(doc) - {"match_id"} <= set(real) | {"match_id"}
     assert set(doc["deals"][0]) <= set(real["deals"][0]) | {"deck"}
+
+
+def test_two_gateways_on_one_machine_as_the_scale_out_manual_runs_them(sh: Shell) -> None:
+    """docs/scale-out.md, "On one machine": both blocks as one shell session (the second
+    stops the first gateway by its job number), then the clean-up the text gives."""
+    for fixed in ("6390", "50061", "50062"):
+        sh.subs[fixed] = str(free_port())
+    start = block("docs/scale-out.md", "redis-server --port 6390").text
+    move = block("docs/scale-out.md", "kill %1").text
+    script = f"set -e\n{start}\n{move}\nkill %2 %3; redis-cli -p 6390 shutdown || true\n"
+    res = sh.run(script, timeout=180)
+    lists = [line for line in res.stdout.splitlines() if line.startswith("scaled")]
+    assert len(lists) == 2, res.stdout
+    assert lists[0].split()[2] == "0" and lists[1].split()[2] == "1", res.stdout
+    assert "reconnecting to 127.0.0.1:" in res.stdout
