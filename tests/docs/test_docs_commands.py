@@ -231,7 +231,8 @@ def test_an_organiser_follows_the_readme_and_the_tournament_manual(sh: Shell) ->
             "db": "sqlite:///secret.sqlite3"}))
         run_s, reveal_s, verify_s = block("docs/tournaments.md", "reveal.json").commands()
         started = sh.run(run_s, SPEC="secret.yaml")
-        commitment = re.search(r"commitment (?:is )?([0-9a-f]{64})", started.stderr + started.stdout)
+        commitment = re.search(r"commitment (?:is )?([0-9a-f]{64})",
+                               started.stderr + started.stdout)
         assert commitment, started.stderr
         sh.run(reveal_s, SPEC="secret.yaml")
         assert json.loads((sh.cwd / "reveal.json").read_text())["commitment"] == commitment[1]
