@@ -217,8 +217,15 @@ def _external(module: str, func: str) -> Handler:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arena", description="Thousand Arena: bots play 1000.")
-    sub = p.add_subparsers(dest="command", required=True)
+    from . import __version__
+
+    p = argparse.ArgumentParser(
+        prog="arena",
+        description="Thousand Arena: bots play 1000. Every command takes --help; exit codes "
+        "and conventions: docs/cli.md.",
+    )
+    p.add_argument("--version", action="version", version=f"arena {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     rules = sub.add_parser("rules", help="list the presets or show one with its options")
     rsub = rules.add_subparsers(dest="rules_command", required=True)
@@ -282,7 +289,24 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_text, add_help=False)
         sp.add_argument("rest", nargs=argparse.REMAINDER)
         sp.set_defaults(func=_external(module, func))
+
+    comp = sub.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh or tcsh)",
+        description="Print the completion script of every arena command and option. "
+        "bash: arena completion bash > ~/.local/share/bash-completion/completions/arena; "
+        "zsh: arena completion zsh > \"${fpath[1]}/_arena\"; then start a new shell.",
+    )
+    comp.add_argument("shell", choices=("bash", "zsh", "tcsh"))
+    comp.set_defaults(func=_completion)
     return p
+
+
+def _completion(args: argparse.Namespace) -> int:
+    from .completion import completion_script
+
+    print(completion_script(args.shell), end="")
+    return 0
 
 
 # Subcommands whose argument parsing lives with their implementation.
@@ -306,7 +330,7 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "tournaments, leaderboards, matches, replays and live matches in a browser"),
     ("bot", "arena.server.admin", "bot_main",
      "register, list, revoke or rotate bots on a gateway (organiser token)"),
-    ("bots", "arena.bots.cli", "bots_main",
+    ("bots", "arena.referee.bots_cli", "bots_main",
      "list the built-in bots, or compare two on seeded games"),
 ]
 _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
@@ -328,7 +352,24 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run one command; the exit status is the table of docs/cli.md (:mod:`arena.exitcodes`).
+
+    A closed pipe (``arena leaderboard --json | head``) and Ctrl-C end any command the same
+    way, with one line or none, never a traceback.
+    """
+    from . import exitcodes
+
+    try:
+        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:
+        exitcodes.silence_stdout()
+        return exitcodes.BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("arena: interrupted", file=sys.stderr)
+        return exitcodes.INTERRUPTED
+
+
+def _dispatch(argv: list[str]) -> int:
     # Subcommands that parse their own arguments get them untouched (--help included).
     external = {name: (m, f) for name, m, f, _ in _EXTERNAL}
     bench = {name: (m, f) for name, m, f, _ in _EXTERNAL_BENCH}

@@ -313,12 +313,19 @@ def export_replays(url: str, tournament: str, folder: Path) -> tuple[int, list[s
 
 def leaderboard_text(url: str, tournament: str) -> tuple[str, int]:
     """The leaderboard table and the number of games rated."""
-    from arena.tournament.leaderboard import compute_leaderboard, format_table, load_records
+    from arena.tournament.leaderboard import (
+        compute_leaderboard,
+        format_table,
+        load_records,
+        unbounded_note,
+    )
     from arena.tournament.store import ResultStore
 
     with ResultStore(url) as store:
         records = load_records(store, tournament)
-    return format_table(compute_leaderboard(records)), len(records)
+    rows = compute_leaderboard(records)
+    note = unbounded_note(rows)
+    return format_table(rows) + (f"\n{note}" if note else ""), len(records)
 
 
 def write_report(url: str, tournament: str, out: Path) -> None:

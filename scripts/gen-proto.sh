@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates the Python stubs of the Thousand Arena protocol (proto/thousand/v1).
 #
-# Two self-contained copies are written, so that the bot SDK installs without the arena:
-#   arena/proto/thousand/v1/            imported as arena.proto.thousand.v1
-#   sdk/python/thousand_bot/proto/...   imported as thousand_bot.proto.thousand.v1
-# Each copy has type stubs (.pyi) from mypy-protobuf. JavaScript loads the .proto files at run
-# time and needs no generated code.
+# One copy, in the bot SDK, which needs nothing but grpcio and protobuf; the arena depends on
+# the SDK and imports the same modules:
+#   sdk/python/thousand_bot/proto/thousand/v1/   imported as thousand_bot.proto.thousand.v1
+# It has type stubs (.pyi) from mypy-protobuf. JavaScript loads the .proto files at run time
+# and needs no generated code.
 #
 # Usage: scripts/gen-proto.sh [OUTPUT_ROOT]   (default: the repository root)
 # The stale-stub test generates into a temporary OUTPUT_ROOT and compares.
@@ -56,5 +56,4 @@ generate() {
   rm -rf "$tmp"
 }
 
-generate arena.proto "$out_root/arena/proto"
 generate thousand_bot.proto "$out_root/sdk/python/thousand_bot/proto"

@@ -12,10 +12,9 @@ if [[ ! -x .venv/bin/python ]]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev]'
-if [[ -f sdk/python/pyproject.toml ]]; then
-  .venv/bin/python -m pip install -q -e sdk/python
-fi
+# The arena depends on the bot SDK (the protocol stubs live there): both in one step, so
+# pip takes the SDK from this checkout.
+.venv/bin/python -m pip install -q -e sdk/python -e '.[dev]'
 
 apt_install() {
   # Install Debian packages when missing (needs root or sudo).

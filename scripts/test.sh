@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up and run every check: lint (ruff), types (mypy) and the whole test suite (pytest).
+# Set up and run every check: lint (ruff), types (mypy), the whole test suite (pytest) and,
+# for a full run, the packages built, installed afresh and tested (scripts/test-wheels.sh).
 # Extra arguments go to pytest, e.g. scripts/test.sh -k engine
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,4 +12,8 @@ echo "== mypy"
 .venv/bin/mypy || status=1
 echo "== pytest"
 .venv/bin/python -m pytest -q "$@" || status=$?
+if [[ $# -eq 0 ]]; then
+  echo "== wheels"
+  scripts/test-wheels.sh || { [[ $status -eq 0 ]] && status=1; }
+fi
 exit $status

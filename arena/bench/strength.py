@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arena.engine import EngineError, Rules, RulesError
-from arena.referee.types import JSON, DecisionRequest, MatchSpec, Seat
+from arena.match.types import JSON, DecisionRequest, MatchSpec, Seat
 
 PROG = "arena bench strength"
 

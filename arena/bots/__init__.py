@@ -15,7 +15,7 @@ from arena.bots.base import Bot, seat_seed
 from arena.bots.greedy import GreedyBot
 from arena.bots.random_bot import RandomBot
 from arena.bots.search import LEVELS, SearchBot
-from arena.referee.types import JSON
+from arena.match.types import JSON
 
 BotFactory = Callable[..., Any]
 

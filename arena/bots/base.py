@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from arena.referee.types import JSON
+from arena.match.types import JSON
 
 
 @runtime_checkable

@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.engine import Rules, RulesError
-from arena.referee.fallback import fallback_action
-from arena.referee.types import JSON
+from arena.match.fallback import fallback_action
+from arena.match.types import JSON
 
 _RANKS = "789JQKTA"
 _SUITS = "CSHD"

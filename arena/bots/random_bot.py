@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arena.engine import SeedStream
-from arena.referee.types import JSON
+from arena.match.types import JSON
 
 
 class RandomBot:

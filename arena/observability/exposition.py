@@ -17,7 +17,9 @@ correct rather than approximately right:
 * every metric update in multiprocess mode takes one process-wide lock, on the assumption
   that the process has no threads; a Celery master has one (the queue-depth sampler), and
   a pool child forked while that thread held the lock would be born with it locked and
-  hang at its first metric update: :func:`hold_metrics_lock_across_fork`.
+  hang at its first metric update: the thread updates inside
+  :func:`metrics_thread_updates`, which ``fork()`` waits for
+  (:func:`hold_metrics_lock_across_fork`).
 
 :func:`install_celery_metrics` wires all of that to Celery's signals;
 :func:`run_celery_worker` does the whole start-up in the right order.
@@ -28,7 +30,6 @@ fixes the mode too early.
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import logging
 import os
@@ -36,7 +37,7 @@ import re
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -112,58 +113,50 @@ def prepare_multiprocess_dir(path: str | os.PathLike[str] | None = None) -> Path
 
 # --- fork safety ---------------------------------------------------------------------------
 
-_fork_guarded_lock: _thread.LockType | None = None
+#: Held by a thread other than the forking one while it updates metrics, and taken by
+#: ``fork()`` first, so no child is born while such an update holds prometheus-client's
+#: own (unnamed) lock.
+_thread_updates = threading.Lock()
+_fork_guard_installed = False
 
 
-def shared_metrics_lock() -> _thread.LockType | None:
-    """The lock every metric update takes in multiprocess mode; ``None`` in single-process mode.
+@contextlib.contextmanager
+def metrics_thread_updates() -> Iterator[None]:
+    """Wrap every metric update made by a background thread of a process that forks.
 
-    prometheus-client keeps it in a closure of its value class and gives it no public
-    name, so it is found there.  ``None`` also when a future prometheus-client stores it
-    differently (the tests of this module would then fail rather than pass silently).
+    In multiprocess mode every metric update takes one process-wide lock of
+    prometheus-client, which it keeps to itself and which assumes the process has no
+    threads.  A child forked while another thread is inside an update would inherit that
+    lock held, with no thread left to release it, and hang at its first metric update.
+    prometheus-client gives the lock no public name, so the arena does not reach for it:
+    background threads update inside this block, and :func:`hold_metrics_lock_across_fork`
+    makes ``fork()`` wait for the block (``os.register_at_fork``), so no update is half
+    done when a child is born.  Updates from the thread that forks need no block.
     """
-    from prometheus_client import values
-
-    cls = values.ValueClass
-    if not getattr(cls, "_multiprocess", False):
-        return None
-    method = getattr(cls, "inc", None)
-    code = getattr(method, "__code__", None)
-    cells = getattr(method, "__closure__", None)
-    if code is None or not cells or "lock" not in code.co_freevars:
-        return None
-    lock = cells[code.co_freevars.index("lock")].cell_contents
-    return lock if isinstance(lock, _thread.LockType) else None
+    with _thread_updates:
+        yield
 
 
 def hold_metrics_lock_across_fork() -> bool:
-    """Make ``fork()`` wait for the metrics lock and release it on both sides afterwards.
+    """Make ``fork()`` wait for any :func:`metrics_thread_updates` block, and release it
+    on both sides afterwards.
 
-    A child forked while another thread of its parent held the lock would inherit it
-    locked, with no thread left to release it, and block for ever at its first metric
-    update.  Taking the lock just before the fork means no child is born with it held;
-    the wait is at most one metric update of the other thread.  This is what the
-    standard library does for its own locks (``logging``).  Call it in the parent before
-    it starts threads that update metrics and forks children; calling it again does
-    nothing.  Returns whether the guard is in place (``False`` in single-process mode,
-    where values have locks of their own and the children of a Celery master never
-    touch the master's).
+    This is what the standard library does for its own locks (``logging``); the wait is
+    at most one metric update of the other thread.  Call it in the parent before it starts
+    threads that update metrics and forks children; calling it again does nothing.
+    Returns whether the guard is in place: ``False`` in single-process mode, where values
+    have locks of their own and the children of a Celery master never touch the master's.
     """
-    global _fork_guarded_lock
-    lock = shared_metrics_lock()
-    if lock is None:
-        if multiprocess_dir() is not None:
-            log.warning(
-                "cannot find prometheus-client's multiprocess lock: a child forked while "
-                "another thread updates a metric may hang at its first metric update"
-            )
+    global _fork_guard_installed
+    if multiprocess_dir() is None:
         return False
-    if _fork_guarded_lock is lock:
-        return True
-    os.register_at_fork(
-        before=lock.acquire, after_in_parent=lock.release, after_in_child=lock.release
-    )
-    _fork_guarded_lock = lock
+    if not _fork_guard_installed:
+        os.register_at_fork(
+            before=_thread_updates.acquire,
+            after_in_parent=_thread_updates.release,
+            after_in_child=_thread_updates.release,
+        )
+        _fork_guard_installed = True
     return True
 
 
@@ -310,8 +303,9 @@ def redis_queue_keys(queue: str) -> list[str]:
 def sample_queue_depth(redis_url: str, queues: Sequence[str]) -> dict[str, int]:
     """Read the length of each queue once and publish it as ``arena_queue_depth``.
 
-    In a process that forks (a Celery master), call :func:`hold_metrics_lock_across_fork`
-    before calling this from a thread; :func:`start_queue_depth_sampler` does.
+    The update is a :func:`metrics_thread_updates` block, so a thread of a forking process
+    (a Celery master) may call it once :func:`hold_metrics_lock_across_fork` is in place;
+    :func:`start_queue_depth_sampler` does that.
     """
     import redis
 
@@ -325,7 +319,8 @@ def sample_queue_depth(redis_url: str, queues: Sequence[str]) -> dict[str, int]:
             for key in redis_queue_keys(queue):
                 pipe.llen(key)
             depths[queue] = int(sum(pipe.execute()))
-            QUEUE_DEPTH.labels(queue=queue).set(depths[queue])
+            with metrics_thread_updates():
+                QUEUE_DEPTH.labels(queue=queue).set(depths[queue])
         return depths
     finally:
         client.close()

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.referee.types import JSON
+from arena.match.types import JSON
 
 log = logging.getLogger(__name__)
 

@@ -390,8 +390,7 @@ async def watch_async(
     """Follow one match to its end; see :func:`watch` for the exit codes."""
     import grpc
     import grpc.aio
-
-    from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
+    from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
     stream_out = out if out is not None else sys.stdout
     is_tty = bool(getattr(stream_out, "isatty", lambda: False)())
@@ -417,7 +416,9 @@ async def watch_async(
             if screen.redraw and view.events_seen:
                 screen.show(view, "", force=True)
             screen.message(_explain(exc, target, match_id))
-            return 1
+            from arena.server.admin import rpc_exit_code
+
+            return rpc_exit_code(exc.code())
     if view.status is None:
         screen.show(view, "", force=True)
         screen.message(f"arena watch: the stream of match {match_id} ended before the match did")
@@ -459,8 +460,10 @@ def watch(
     ``tournament`` is shown in the title.  The gateway streams the matches it runs itself,
     one at a time, so a match id is required.  ``token`` is the organiser's token.
 
-    Exit codes: 0 the match ended and was shown; 1 the gateway refused or lost the stream
-    (the reason is printed); 2 bad arguments; 130 interrupted with Ctrl-C.
+    Exit codes (docs/cli.md): 0 the match ended and was shown; 1 the gateway does not know
+    the match or the stream stopped before the end (the reason is printed); 2 bad
+    arguments; 3 the gateway cannot be reached; 4 it refused the organiser token; 130
+    interrupted with Ctrl-C.
     """
     errors = out if out is not None else sys.stderr
     if not match_id:
@@ -473,7 +476,7 @@ def watch(
         errors.write("arena watch: an organiser token is required\n")
         return 2
     if not target or ":" not in target:
-        errors.write(f"arena watch: target must be HOST:PORT, got {target!r}\n")
+        errors.write(f"arena watch: --gateway must be HOST:PORT, got {target!r}\n")
         return 2
     try:
         return asyncio.run(
@@ -493,7 +496,7 @@ def watch(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``arena watch`` command line (the lead may call this from the ``arena`` CLI)."""
+    """``arena watch``: follow one match of a gateway in the terminal."""
     import argparse
     import os
 
@@ -501,7 +504,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="arena watch", description="Follow a match live from a gateway."
     )
     parser.add_argument("match_id", nargs="?", help="id of the match to follow")
-    parser.add_argument("--target", default="localhost:50051", help="gateway HOST:PORT")
+    parser.add_argument("--gateway", metavar="HOST:PORT",
+                        default=os.environ.get("ARENA_GATEWAY", "localhost:50051"),
+                        help="the gateway (env ARENA_GATEWAY; default localhost:50051)")
+    # The option's earlier name, kept working.
+    parser.add_argument("--target", dest="gateway", help=argparse.SUPPRESS)
     parser.add_argument("--tournament", help="tournament name shown in the title")
     parser.add_argument(
         "--token",
@@ -512,7 +519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-color", action="store_true", help="no ANSI colours")
     args = parser.parse_args(argv)
     return watch(
-        args.target,
+        args.gateway,
         args.match_id,
         args.tournament,
         args.token,

@@ -154,14 +154,18 @@ def _to_results(table: GameTable, n: int) -> list[GameResult]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m arena.ratings.bench", description="Benchmark the ratings library."
+        prog="arena bench ratings", description="Benchmark the ratings library."
     )
     parser.add_argument("--n-results", type=int, default=1_000_000)
     parser.add_argument("--players", type=int, default=20)
     parser.add_argument("--seats", type=int, default=3, choices=(2, 3, 4))
     parser.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
+    for name in ("n_results", "players", "bootstrap"):
+        if getattr(args, name) < (2 if name == "players" else 1 if name == "n_results" else 0):
+            parser.error(f"--{name.replace('_', '-')} is too small")
     figures = bench_ratings(
         args.n_results,
         n_players=args.players,
@@ -169,11 +173,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_bootstrap=args.bootstrap,
         seed=args.seed,
     )
-    width = max(len(k) for k in figures)
-    for key, value in figures.items():
-        text = f"{value:.3f}" if isinstance(value, float) else str(value)
-        print(f"{key:<{width}}  {text}")
+    if args.json:
+        import json
+
+        print(json.dumps(figures, indent=2))
+        return 0
+    for line in describe(figures):
+        print(line)
     return 0
+
+
+def describe(f: dict[str, float | int]) -> list[str]:
+    """The figures as a reader wants them: what each measures, with its unit."""
+    return [
+        f"ratings benchmark: {f['n_results']:,} synthetic duplicate games "
+        f"({f['n_groups']:,} sets) of {f['n_players']} players, {f['seats']} seats; "
+        f"{f['n_bootstrap']} bootstrap replicates",
+        f"  leaderboard, end to end        {f['table_s']:8.3f} s   (aggregation, fit, "
+        "bootstrap intervals, per-player figures)",
+        f"    aggregate into pairs         {f['aggregate_s']:8.3f} s   "
+        f"({f['pair_entries']:,} group-pair entries)",
+        f"    Bradley-Terry fit            {f['fit_s']:8.3f} s",
+        f"    fit with bootstrap           {f['fit_with_bootstrap_s']:8.3f} s",
+        f"  accuracy: worst rating error   {f['max_abs_error_elo']:8.2f} Elo  (against the "
+        "true strengths)",
+        f"  SPRT on one pair's sets        {1000 * float(f['sprt_s']):8.2f} ms  "
+        f"(log-likelihood ratio {f['sprt_llr']:.2f})",
+        f"  GameResult objects to table    {f['from_results_per_s']:10,.0f} games/s",
+        f"  live league (openskill)        {f['live_updates_per_s']:10,.0f} games/s  "
+        f"(over {f['live_games']:,} games)",
+        f"  synthetic data generated in    {f['generate_s']:8.3f} s",
+    ]
 
 
 if __name__ == "__main__":

@@ -79,7 +79,17 @@ class EloEstimate:
     nelo_error: float
 
     def __str__(self) -> str:
-        return f"{self.elo:.1f} ± {self.error:.1f} (LOS {100.0 * self.los:.1f}%)"
+        los = f"LOS {100.0 * self.los:.1f}%"
+        if math.isfinite(self.elo) and math.isfinite(self.error):
+            return f"{self.elo:.1f} ± {self.error:.1f} ({los})"
+        # A score at (or within its error of) 0 or 1 has no finite Elo bound: say that
+        # rather than print "± inf", which reads like a measured but huge error.
+        edge = "100%" if self.score > 0.5 else "0%"
+        if not math.isfinite(self.elo):
+            return (f"{'+' if self.elo > 0 else '-'}inf (a score of {edge}: no finite "
+                    f"estimate; {los})")
+        return (f"{self.elo:.1f}, interval unbounded (a score of {100.0 * self.score:.1f}% "
+                f"is within its error of {edge}; {los})")
 
 
 def elo_from_wld(

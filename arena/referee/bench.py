@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from arena.bots import get_bot, seat_seed
 from arena.engine import Game
+from arena.match.types import JSON, MatchSpec
 from arena.referee.runner import match_rules, resolve_seats, run_match
-from arena.referee.types import JSON, MatchSpec
 
 
 def _spec(preset: str, bots: tuple[str, ...], index: int, max_deals: int) -> MatchSpec:

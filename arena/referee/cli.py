@@ -1,8 +1,9 @@
 """``arena match`` and ``arena bot-check``: play a match here, or put a bot through its paces.
 
 Both take their own arguments (``match_main(argv)``, ``bot_check_main(argv)``) so the
-``arena`` command can hand them the rest of its command line.  Exit codes: 0 success,
-1 the match was interrupted or the bot misbehaved, 2 bad arguments.
+``arena`` command can hand them the rest of its command line.  Exit codes (docs/cli.md):
+0 success, 1 the match was cut short or the bot misbehaved, 2 bad arguments, 3 the
+gateway cannot be reached, 4 it refused the organiser token.
 
 A match with a remote bot is dealt from a secret seed unless the organiser passes
 ``--public-seed``: a remote bot is a program nobody here controls, and a seed it can guess
@@ -27,15 +28,24 @@ from typing import Any
 from arena.engine import EngineError, Rules, parse_action
 from arena.engine import commitment as cm
 from arena.engine import replay as rp
+from arena.match.types import JSON, DecisionRequest, MatchResult, MatchSpec, Seat, TimeControl
 from arena.referee.runner import match_rules, resolve_seat, run_match
 from arena.referee.story import Story
-from arena.referee.types import JSON, DecisionRequest, MatchResult, MatchSpec, Seat, TimeControl
 
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 
 
 class UsageError(Exception):
     """Bad command-line input: reported in one line, exit code 2."""
+
+
+class GatewayError(Exception):
+    """The gateway could not be reached or refused a call: one line, and the exit code of
+    docs/cli.md for its status (3 unreachable, 4 refused credentials, 1 otherwise)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def _say(line: str) -> None:
@@ -186,6 +196,12 @@ def match_main(argv: Sequence[str] | None = None) -> int:
         routing = args.routing or os.environ.get("ARENA_ROUTING_URL")
         remote = any(b.startswith("remote:") for b in args.bots)
         on_gateway = bool(args.gateway) or (remote and not routing)
+        if on_gateway and args.replay:
+            raise UsageError(
+                "--replay: a match the gateway plays keeps its replay there (arena serve "
+                "--results); to write it here, play the match here and reach the remote bots "
+                "through Redis: --routing REDIS_URL instead of --gateway"
+            )
         spec = _spec_from_args(args, on_gateway)
         if args.public_seed and _untrusted(args):
             print("arena match: warning: a public seed with remote bots: they can derive "
@@ -275,8 +291,7 @@ def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]
     if not token:
         raise UsageError(f"the gateway needs the organiser token: --token or {ORGANISER_TOKEN_ENV}")
     import grpc
-
-    from arena.proto.thousand.v1 import organiser_pb2_grpc
+    from thousand_bot.proto.thousand.v1 import organiser_pb2_grpc
 
     channel = grpc.aio.insecure_channel(args.gateway)
     stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
@@ -287,8 +302,7 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
                          on_event: Any, public_seed: bool | None = None) -> JSON | None:
     """Start the match on the gateway and feed its events to ``on_event``; the match_end."""
     import grpc
-
-    from arena.proto.thousand.v1 import organiser_pb2
+    from thousand_bot.proto.thousand.v1 import organiser_pb2
 
     channel, stub, metadata = _organiser(args)
     async with channel:
@@ -321,9 +335,12 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
                     break
             return end
         except grpc.aio.AioRpcError as exc:
-            raise UsageError(
-                f"gateway {args.gateway}: {exc.code().name}: {exc.details()}"
-            ) from None
+            from arena.server.admin import rpc_exit_code
+
+            if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
+                raise UsageError(f"gateway {args.gateway}: {exc.details()}") from None
+            raise GatewayError(f"gateway {args.gateway}: {exc.code().name}: {exc.details()}",
+                               rpc_exit_code(exc.code())) from None
 
 
 def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
@@ -333,13 +350,12 @@ def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
     except UsageError as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
+    except GatewayError as exc:
+        print(f"arena match: {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("arena match: interrupted", file=sys.stderr)
         return 130
-    if args.replay:
-        print("arena match: a match played on the gateway leaves its replay there; "
-              "to write it here, play here with --routing REDIS_URL instead of --gateway",
-              file=sys.stderr)
     if end is None:
         print("arena match: the event stream ended before the match did", file=sys.stderr)
         return 1
@@ -367,7 +383,7 @@ class Probe:
     latencies_ms: list[float] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: {
-        "ok": 0, "timeout": 0, "illegal": 0, "malformed": 0, "error": 0,
+        "ok": 0, "slow": 0, "timeout": 0, "illegal": 0, "malformed": 0, "error": 0,
     })
     lowest_bank_ms: int | None = None
     match_index: int = 0
@@ -418,6 +434,12 @@ class ProbeSeat:
         probe.latencies_ms.append(own if isinstance(own, float) else elapsed)
         if elapsed > request.deadline_ms + request.time_bank_ms:
             probe.add(request, "timeout", f"answered after {elapsed:.0f} ms")
+        elif elapsed > request.deadline_ms:
+            # In time only thanks to the bank, which never refills: a bot this slow at
+            # every decision forfeits a full match on time.
+            probe.add(request, "slow", f"answered after {elapsed:.0f} ms, over the "
+                      f"{request.deadline_ms} ms deadline: {elapsed - request.deadline_ms:.0f} "
+                      f"ms taken from the time bank ({request.time_bank_ms} ms left)")
         elif not isinstance(answer, str):
             probe.add(request, "malformed", f"answered {type(answer).__name__}, not text")
         elif answer not in request.legal:
@@ -478,6 +500,9 @@ def bot_check_main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ValueError) as exc:
         print(f"arena bot-check: {exc}", file=sys.stderr)
         return 2
+    except GatewayError as exc:
+        print(f"arena bot-check: {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("arena bot-check: interrupted", file=sys.stderr)
         return 130
@@ -541,6 +566,8 @@ def _report(args: argparse.Namespace, rules: JSON, probe: Probe, statuses: list[
         "latency_ms": latency,
         "lowest_bank_ms": probe.lowest_bank_ms,
         "bank_ms": args.bank_ms,
+        "decision_ms": args.decision_ms,
+        "latency_source": "events" if args.bot.startswith("remote:") else "bot",
         "problems": problems,
         "stopped_early": len(problems) >= args.max_problems,
         "passed": not problems and bool(sum(probe.counts.values())),
@@ -551,15 +578,16 @@ def _report_lines(report: JSON) -> list[str]:
     c = report["counts"]
     lines = [
         f"bot-check {report['bot']}: {report['rules']['preset']}, {report['matches']} match(es)",
-        f"  decisions {report['decisions']}: ok {c['ok']}, timeouts {c['timeout']}, illegal "
-        f"{c['illegal']}, malformed {c['malformed']}, errors {c['error']}",
+        f"  decisions {report['decisions']}: ok {c['ok']}, over the deadline {c.get('slow', 0)}, "
+        f"timeouts {c['timeout']}, illegal {c['illegal']}, malformed {c['malformed']}, "
+        f"errors {c['error']}",
     ]
     lat = report["latency_ms"]
     if lat:
+        how = (" (from the gateway's event stream: the bot's time plus the delivery)"
+               if report.get("latency_source") == "events" else "")
         lines.append(f"  latency ms: p50 {lat['p50']}, p90 {lat['p90']}, p99 {lat['p99']}, "
-                     f"max {lat['max']}")
-    elif report["decisions"]:
-        lines.append("  latency: not measured (the bot plays on the gateway)")
+                     f"max {lat['max']}{how}; deadline {report['decision_ms']} ms")
     if report["lowest_bank_ms"] is not None:
         lines.append(f"  time bank: lowest {report['lowest_bank_ms']} ms of {report['bank_ms']}")
     for p in report["problems"]:
@@ -587,8 +615,16 @@ async def _bot_check_gateway(args: argparse.Namespace, rules: JSON, opponents: l
         spec = MatchSpec(match_id="", rules=rules, seed=f"{args.seed}/{seat}", bots=bots,
                          time_control=tc, max_deals=args.deals)
         deal = {"n": 0}
+        last = {"at": time.perf_counter()}
 
-        def watch(event: JSON, seat: int = seat, deal: dict[str, int] = deal) -> None:
+        def watch(event: JSON, seat: int = seat, deal: dict[str, int] = deal,
+                  last: dict[str, float] = last) -> None:
+            # The gateway asks the seat as soon as the previous event is out, and the
+            # seat's action is the next event: the gap between the two is the bot's time
+            # plus the delivery of a request and an event.
+            now = time.perf_counter()
+            gap_ms = (now - last["at"]) * 1000.0
+            last["at"] = now
             if event.get("type") == "deal_start":
                 deal["n"] = int(event.get("deal", 0))
             if event.get("type") == "action" and event.get("seat") == seat and not event.get(
@@ -599,6 +635,14 @@ async def _bot_check_gateway(args: argparse.Namespace, rules: JSON, opponents: l
                     probe.counts[kind] = probe.counts.get(kind, 0) + 1
                     probe.problems.append(Problem(seat, deal["n"], "-", str(kind),
                                                   f"the referee played {event['action']!r}"))
+                    return
+                probe.latencies_ms.append(gap_ms)
+                if gap_ms > tc.decision_ms:
+                    probe.counts["slow"] += 1
+                    probe.problems.append(Problem(
+                        seat, deal["n"], "-", "slow",
+                        f"{event['action']!r} came {gap_ms:.0f} ms after the previous event, "
+                        f"over the {tc.decision_ms} ms deadline"))
                 else:
                     probe.counts["ok"] += 1
 

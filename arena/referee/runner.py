@@ -9,7 +9,7 @@ observation shows them and the public events.  Every decision goes through the s
 2. the answer is timed: time beyond the deadline is drawn from the seat's bank, and an
    answer that needed more than deadline plus bank is a timeout;
 3. a timeout, an unparsable answer (malformed) or an illegal action is replaced by the
-   documented fallback action (:mod:`arena.referee.fallback`), marked in the replay, and
+   documented fallback action (:mod:`arena.match.fallback`), marked in the replay, and
    costs a strike; at ``strike_limit`` strikes the seat forfeits the match;
 4. the action is applied and the public events it caused go to every seat and to the
    spectator callback.
@@ -36,17 +36,8 @@ from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_acti
 from arena.engine import commitment as cm
 from arena.engine.game import DealRecord, events_public
 from arena.engine.replay import replay_from_game
-from arena.observability import metrics as m
-from arena.referee.clock import (
-    PLATFORM_LIMIT_S,
-    BotClock,
-    LoopStalls,
-    PlatformError,
-    wait_answer,
-)
-from arena.referee.fallback import fallback_action
-from arena.referee.seats import InProcessSeat, as_seat, load_object, make_instance
-from arena.referee.types import (
+from arena.match.fallback import fallback_action
+from arena.match.types import (
     JSON,
     DecisionRequest,
     MatchResult,
@@ -55,6 +46,15 @@ from arena.referee.types import (
     SeatResolver,
     SeatStats,
 )
+from arena.observability import metrics as m
+from arena.referee.clock import (
+    PLATFORM_LIMIT_S,
+    BotClock,
+    LoopStalls,
+    PlatformError,
+    wait_answer,
+)
+from arena.referee.seats import InProcessSeat, as_seat, load_object, make_instance
 
 log = logging.getLogger(__name__)
 

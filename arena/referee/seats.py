@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import importlib
-import importlib.util
 import inspect
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from arena.referee.types import JSON, DecisionRequest, Seat
+from thousand_bot.refs import load_object
+
+from arena.match.types import JSON, DecisionRequest, Seat
+
+__all__ = ["InProcessSeat", "as_seat", "load_object", "make_instance"]
 
 BotDecide = Callable[[JSON, Sequence[str]], "str | Awaitable[str]"]
 
@@ -129,45 +128,6 @@ async def _in_thread(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
 
 async def _await(value: Awaitable[Any]) -> Any:
     return await value
-
-
-def load_object(ref: str) -> Any:
-    """Import ``module:Name`` or ``path/to/file.py:Name`` and return the named object.
-
-    Raises ``ValueError`` with a readable message when the reference is malformed or the
-    module or name does not exist, so the CLI and the gateway can report it as such.
-    """
-    module_part, sep, attr = ref.rpartition(":")
-    if not sep or not module_part or not attr:
-        raise ValueError(f"bot reference {ref!r}: expected 'module:Class' or 'file.py:Class'")
-    if module_part.endswith(".py") or "/" in module_part:
-        path = Path(module_part)
-        if not path.is_file():
-            raise ValueError(f"bot reference {ref!r}: no file {module_part}")
-        digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-        mod_name = f"arena_bot_{digest}_{path.stem}"
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        if spec is None or spec.loader is None:
-            raise ValueError(f"bot reference {ref!r}: cannot load {module_part}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[mod_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            sys.modules.pop(mod_name, None)
-            raise ValueError(f"bot reference {ref!r}: loading {module_part} failed: {exc}") from exc
-    else:
-        try:
-            module = importlib.import_module(module_part)
-        except ImportError as exc:
-            raise ValueError(f"bot reference {ref!r}: cannot import {module_part}: {exc}") from exc
-    obj = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ValueError(f"bot reference {ref!r}: {module_part} has no {attr!r}") from None
-    return obj
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from arena.referee.types import JSON
+from arena.match.types import JSON
 
 _SUIT_NAMES = {"C": "clubs", "S": "spades", "H": "hearts", "D": "diamonds"}
 _BIDDING = frozenset({"pass", "bid", "blind", "look", "sell", "keep", "buy"})

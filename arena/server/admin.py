@@ -14,47 +14,77 @@ import sys
 from collections.abc import Sequence
 
 import grpc
+from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
-from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
+from arena import exitcodes
 from arena.server.limits import escape
 
 TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 
 
+GATEWAY_ENV = "ARENA_GATEWAY"
+DEFAULT_GATEWAY = "localhost:50051"
+
+
+def _connection_options(defaults: bool) -> argparse.ArgumentParser:
+    """--gateway and --token, taken before or after the subcommand alike."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--gateway", metavar="HOST:PORT",
+                   default=None if defaults else argparse.SUPPRESS,
+                   help=f"the gateway (env {GATEWAY_ENV}; default {DEFAULT_GATEWAY})")
+    p.add_argument("--token", default=None if defaults else argparse.SUPPRESS,
+                   help=f"organiser token (env {TOKEN_ENV})")
+    return p
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arena bot", description=__doc__.splitlines()[0])
-    p.add_argument("--gateway", default="localhost:50051", metavar="HOST:PORT",
-                   help="the gateway (default localhost:50051)")
-    p.add_argument("--token", help=f"organiser token (env {TOKEN_ENV})")
-    sub = p.add_subparsers(dest="command", required=True)
-    reg = sub.add_parser("register", help="register a bot and print its token (shown once)")
+    p = argparse.ArgumentParser(prog="arena bot", description=__doc__.splitlines()[0],
+                                parents=[_connection_options(True)])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    late = [_connection_options(False)]
+    reg = sub.add_parser("register", parents=late,
+                         help="register a bot and print its token (shown once)")
     reg.add_argument("name")
-    rev = sub.add_parser("revoke", help="revoke a bot's token: its connections are refused")
+    rev = sub.add_parser("revoke", parents=late,
+                         help="revoke a bot's token: its connections are refused")
     rev.add_argument("name")
-    rot = sub.add_parser("rotate", help="give a bot a new token (the old one stops working)")
+    rot = sub.add_parser("rotate", parents=late,
+                         help="give a bot a new token (the old one stops working)")
     rot.add_argument("name")
-    ls = sub.add_parser("list", help="the registered bots, their instances and tokens")
+    ls = sub.add_parser("list", parents=late,
+                        help="the registered bots, their instances and tokens")
     ls.add_argument("--json", action="store_true")
     return p
 
 
 def bot_main(argv: Sequence[str] | None = None) -> int:
-    """Exit status: 0 done, 1 the gateway refused (say why), 2 usage or no connection."""
+    """Exit status (docs/cli.md): 0 done, 1 the gateway refused the request (say why),
+    2 a usage mistake, 3 the gateway cannot be reached, 4 it refused the organiser token."""
     args = _parser().parse_args(list(argv) if argv is not None else None)
     token = args.token or os.environ.get(TOKEN_ENV)
     if not token:
         print(f"arena bot: the organiser token is needed: --token or {TOKEN_ENV}",
               file=sys.stderr)
-        return 2
+        return exitcodes.USAGE
+    gateway = args.gateway or os.environ.get(GATEWAY_ENV) or DEFAULT_GATEWAY
     meta = [("authorization", f"Bearer {token}")]
-    with grpc.insecure_channel(args.gateway) as channel:
+    with grpc.insecure_channel(gateway) as channel:
         stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
         try:
             return _run(args, stub, meta)
         except grpc.RpcError as exc:
             code = exc.code()
-            print(f"arena bot: {args.gateway}: {code.name}: {exc.details()}", file=sys.stderr)
-            return 2 if code == grpc.StatusCode.UNAVAILABLE else 1
+            print(f"arena bot: {gateway}: {code.name}: {exc.details()}", file=sys.stderr)
+            return rpc_exit_code(code)
+
+
+def rpc_exit_code(code: grpc.StatusCode) -> int:
+    """The exit status for a refused call: unreachable 3, credentials 4, anything else 1."""
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return exitcodes.UNAVAILABLE
+    if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        return exitcodes.REFUSED
+    return exitcodes.FAILED
 
 
 def _run(args: argparse.Namespace, stub: organiser_pb2_grpc.OrganiserServiceStub,

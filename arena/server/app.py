@@ -18,11 +18,11 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 
+from arena.match.types import MatchResult
 from arena.observability.exposition import MetricsSetupError, start_metrics_server
 from arena.observability.grpc_metrics import MetricsInterceptor
-from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
-from arena.referee.types import MatchResult
 from arena.server.admission import Admission
 from arena.server.auth import Authenticator, BotRegistry, TokenWatch
 from arena.server.hub import BotHub

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
-from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 from arena.server.processes import GatewayProcess, ServiceError
 
 

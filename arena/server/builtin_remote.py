@@ -1,6 +1,6 @@
 """The built-in bots as remote bots: run them with the Python SDK against any gateway.
 
-``thousand-bot run arena.server.builtin_remote:Greedy --server HOST:PORT --token TOKEN``
+``thousand-bot run arena.server.builtin_remote:Greedy --gateway HOST:PORT --token TOKEN``
 plays the arena's :class:`~arena.bots.GreedyBot` over gRPC, exactly as a bot written by
 someone else would connect. That makes the built-in bots usable as sparring partners on a
 real gateway, and lets the whole remote path (gateway, Redis routing, SDK) be exercised with
@@ -35,7 +35,7 @@ from thousand_bot.bot import Request
 
 from arena.bots import GreedyBot
 from arena.engine import SeedStream
-from arena.referee.types import JSON
+from arena.match.types import JSON
 
 SEED_ENV = "ARENA_BOT_SEED"
 #: Matches one process keeps state for; older ones are dropped (a match whose end was
@@ -66,7 +66,7 @@ class _Match:
         self.bots: dict[int, GreedyBot] = {}
 
 
-class _Tracking(Bot):  # type: ignore[misc]  # the SDK's Bot is untyped for mypy
+class _Tracking(Bot):
     """An arena bot per seat of each match, fed the public events of that match."""
 
     kind = "greedy"
@@ -130,7 +130,7 @@ class Cautious(_Tracking):
         return CautiousGreedyBot(seed=seed, rules=rules, name="cautious")
 
 
-class Random(Bot):  # type: ignore[misc]  # the SDK's Bot is untyped for mypy
+class Random(Bot):
     """A uniformly random legal action from the arena's seeded stream; asks for no events."""
 
     version = "builtin"

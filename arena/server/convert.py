@@ -12,8 +12,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from arena.proto.thousand.v1 import bot_pb2, common_pb2
-from arena.referee.types import JSON, DecisionRequest
+from thousand_bot.proto.thousand.v1 import bot_pb2, common_pb2
+
+from arena.match.types import JSON, DecisionRequest
 
 #: Keys that can reveal cards a seat may not see. The seed is among them: the deals are a
 #: documented function of the seed, so knowing it means knowing every hand. Events are

@@ -23,11 +23,11 @@ from enum import Enum
 from typing import Any
 
 import grpc
+from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.engine import NotationError, parse_action
-from arena.proto.thousand.v1 import bot_pb2
+from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, PlatformError
-from arena.referee.types import JSON, DecisionRequest
 from arena.server import convert
 from arena.server.limits import ACTION_MAX, StreamLimits, quote
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import grpc
+from thousand_bot.proto.thousand.v1 import common_pb2
 
 from arena.engine import commitment as cm
-from arena.proto.thousand.v1 import common_pb2
-from arena.referee.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
+from arena.match.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
 from arena.server import convert
 from arena.server.admission import Admission
 from arena.server.auth import BotRegistry, is_reserved

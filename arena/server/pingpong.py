@@ -21,8 +21,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import grpc
-
-from arena.proto.thousand.v1 import bot_pb2
+from thousand_bot.proto.thousand.v1 import bot_pb2
 
 PLAY_METHOD = "/thousand.v1.BotService/Play"
 
@@ -30,7 +29,7 @@ PLAY_METHOD = "/thousand.v1.BotService/Play"
 def sample_requests(count: int = 2000, seed: str = "pingpong") -> list[bytes]:
     """Serialized decision requests of real classic matches (first-legal play)."""
     from arena.engine import Game, Rules
-    from arena.referee.types import DecisionRequest
+    from arena.match.types import DecisionRequest
     from arena.server import convert
 
     rules = Rules.preset("classic", max_deals=1000)

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import grpc
-
-from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
+from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
 T = TypeVar("T")
 

@@ -45,8 +45,8 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
+from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, LoopStalls, wait_answer
-from arena.referee.types import JSON, DecisionRequest
 from arena.server.hub import BotHub, RemoteSeat
 from arena.tournament.routing import (
     REPLY_TTL_S,

@@ -12,9 +12,9 @@ from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
+from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 
 from arena import __version__
-from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 from arena.server.auth import (
     Authenticator,
     BotRegistry,

@@ -15,8 +15,8 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 import grpc
+from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2, organiser_pb2_grpc
 
-from arena.proto.thousand.v1 import bot_pb2, organiser_pb2, organiser_pb2_grpc
 from arena.server.app import Gateway
 
 T = TypeVar("T")

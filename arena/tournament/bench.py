@@ -282,20 +282,32 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
-    print(
+    for line in describe(res, processes):
+        print(line)
+    return 0
+
+
+
+def describe(res: dict[str, Any], processes: Sequence[int]) -> list[str]:
+    """The figures of :func:`bench_tournament` as lines for a reader."""
+    lines = [
         f"tournament benchmark: {res['games']} games per run, preset {res['preset']}, "
         f"best of {res['repeat']}, load average {res['load_avg_1m_before']} on {res['cpus']} CPUs"
-    )
-    for key, value in res.items():
-        if key.endswith("_games_per_s"):
-            print(f"  {key[: -len('_games_per_s')].replace('_', ' x '):12s} {value:8.2f} games/s")
-    for key, value in res.items():
-        if key.startswith("overhead_"):
-            n = key.split("_")[1]
-            print(f"  Celery overhead at {n} process(es): {value:+.1f}%")
+    ]
+    for n in processes:
+        local = res.get(f"local_{n}_games_per_s")
+        lines.append(f"  local pool, {n} process(es)   {local:8.2f} games/s")
+        celery = res.get(f"celery_{n}_games_per_s")
+        overhead = res.get(f"overhead_{n}_pct")
+        if celery is not None and overhead is not None:
+            # overhead_N_pct > 0: Celery is that much slower than the pool.
+            how = (f"{overhead:.1f}% slower than the pool" if overhead > 0
+                   else f"{-overhead:.1f}% faster than the pool" if overhead < 0
+                   else "as fast as the pool")
+            lines.append(f"  Celery, {n} worker(s)         {celery:8.2f} games/s   ({how})")
     if res.get("ratings_s") is not None:
-        print(f"  ratings of {res['ratings_results']:,} results: {res['ratings_s']:.2f} s")
-    return 0
+        lines.append(f"  ratings of {res['ratings_results']:,} results: {res['ratings_s']:.2f} s")
+    return lines
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """``arena tournament``: run, plan and check tournaments from a spec file.
 
-Exit status (the table in docs/tournaments.md): 0 done; 1 a match failed; 2 a mistake in
+Exit status (the table in docs/cli.md): 0 done; 1 a match failed; 2 a mistake in
 the spec, an option or a URL (the message names it); 3 a service the run needs (the
 results store, the broker) cannot be reached or was lost for too long; 130 stopped by
 Ctrl-C and 143 by SIGTERM, results kept (run the same command to resume).
@@ -19,6 +19,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from arena import exitcodes
 from arena.engine import commitment as cm
 from arena.tournament.executors import (
     ExecutorConfigError,
@@ -32,12 +33,12 @@ from arena.tournament.run import Progress, run_tournament
 from arena.tournament.spec import DEFAULT_DB, SpecError, TournamentSpec, load_spec
 from arena.tournament.store import ResultStore, StoreError, StoreUnavailable, parse_db_url
 
-EXIT_OK = 0
-EXIT_MATCH_FAILED = 1
-EXIT_USAGE = 2
-EXIT_UNAVAILABLE = 3
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
+EXIT_OK = exitcodes.OK
+EXIT_MATCH_FAILED = exitcodes.FAILED
+EXIT_USAGE = exitcodes.USAGE
+EXIT_UNAVAILABLE = exitcodes.UNAVAILABLE
+EXIT_INTERRUPTED = exitcodes.INTERRUPTED
+EXIT_TERMINATED = exitcodes.TERMINATED
 
 
 class Terminated(KeyboardInterrupt):
@@ -517,9 +518,5 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``... | head``): stay quiet, also at the exit flush.
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return 0
+        exitcodes.silence_stdout()
+        return exitcodes.BROKEN_PIPE

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import tenacity
 
-from arena.referee.types import JSON, MatchResult
+from arena.match.types import JSON, MatchResult
 from arena.tournament.model import ResultRecord, ScheduledMatch
 from arena.tournament.store import (
     ResultStore,

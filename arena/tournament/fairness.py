@@ -19,7 +19,7 @@ from typing import Any
 from arena.engine import EngineError, ReplayError
 from arena.engine import commitment as cm
 from arena.engine import replay as rp
-from arena.referee.types import JSON
+from arena.match.types import JSON
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import TournamentSpec
 from arena.tournament.store import DealSecret, ResultStore

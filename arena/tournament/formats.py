@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from arena.referee.types import MatchSpec
+from arena.match.types import MatchSpec
 from arena.tournament.model import ResultRecord, ScheduledMatch
 from arena.tournament.spec import Participant, TournamentSpec
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from arena.ratings import GameTable, ratings_table
+from arena.ratings import GameTable, PairData, ratings_table
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import DEFAULT_DB
 from arena.tournament.store import ResultStore, StoreError, StoreUnavailable
@@ -45,6 +45,10 @@ class LeaderRow:
     illegal: int
     strikes: int
     forfeits: int
+    #: False when the results bound no rating difference between this player and some
+    #: other: one side won every game against the other (directly or through a chain), so
+    #: the rating there is the prior's, and the bootstrap interval measures nothing.
+    bounded: bool = True
 
     def to_json(self) -> dict[str, object]:
         data = asdict(self)
@@ -85,6 +89,7 @@ def compute_leaderboard(
         return []
     table = game_table(recs)
     rated = ratings_table(table, n_bootstrap=n_bootstrap, seed=seed)
+    bounded = _bounded_players(table)
     counts: dict[str, dict[str, int]] = {}
     bots: dict[str, str] = {}
     for r in recs:
@@ -116,9 +121,31 @@ def compute_leaderboard(
                 illegal=c.get("illegal", 0),
                 strikes=c.get("strikes", 0),
                 forfeits=c.get("forfeits", 0),
+                bounded=row.player in bounded,
             )
         )
     return rows
+
+
+def _bounded_players(table: GameTable) -> set[str]:
+    """The players whose rating the results bound, without the prior.
+
+    The maximum-likelihood ratings exist exactly when the graph "i scored at least half a
+    point against j" is strongly connected (Zermelo; Hunter 2004). Otherwise the players
+    split into groups, one of which won every game against another; ratings across them
+    are whatever the prior's virtual draw makes them, and every bootstrap replicate
+    agrees, so a narrow interval there would be a false precision. With one group every
+    player is bounded; with several, none is (the mean-0 scale ties them together).
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    pairs = PairData.from_table(table)
+    wins, _ = pairs.totals()
+    played = (wins + wins.T) > 0
+    if not played.any():
+        return set()
+    groups, _ = connected_components(wins > 0, directed=True, connection="strong")
+    return set(pairs.players) if groups == 1 else set()
 
 
 def load_records(store: ResultStore, tournament: str | None) -> list[ResultRecord]:
@@ -132,6 +159,31 @@ def load_records(store: ResultStore, tournament: str | None) -> list[ResultRecor
 
 def _num(value: float, digits: int = 1) -> str:
     return "-" if not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _interval(r: LeaderRow) -> str:
+    """The interval as its bounds and their distance from the rating: bootstrap intervals
+    are seldom symmetric, and a lopsided one written as ``± half-width`` puts the rating
+    where it is not."""
+    if not r.bounded:
+        return "unbounded (see below)"
+    if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
+        return "-"
+    below, above = r.rating - r.ci_low, r.ci_high - r.rating
+    return f"[{_num(r.ci_low)}, {_num(r.ci_high)}]  -{_num(below)} +{_num(above)}"
+
+
+def unbounded_note(rows: Sequence[LeaderRow]) -> str | None:
+    """Why the intervals are missing, when the results bound no rating difference."""
+    if not rows or all(r.bounded for r in rows):
+        return None
+    import textwrap
+
+    return textwrap.fill(
+        "No interval: some players won every game against others (directly or through a "
+        "chain), so the results set no bound on how far apart they are; the ratings shown "
+        "come from the prior (one virtual draw a player). More games between them, or "
+        "closer opponents, give intervals.", width=90)
 
 
 def format_table(rows: Sequence[LeaderRow]) -> str:
@@ -149,13 +201,12 @@ def format_table(rows: Sequence[LeaderRow]) -> str:
     )
     body = []
     for r in rows:
-        half = (r.ci_high - r.ci_low) / 2 if math.isfinite(r.ci_high) else float("nan")
         body.append(
             (
                 str(r.rank),
                 r.player,
                 _num(r.rating),
-                f"± {_num(half)}  [{_num(r.ci_low)}, {_num(r.ci_high)}]",
+                _interval(r),
                 str(r.games),
                 _num(r.mean_score),
                 _num(100 * r.win_rate),
@@ -247,4 +298,7 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
         scope = f"tournament {args.tournament}" if args.tournament else "all tournaments"
         print(f"{scope}: {len(records)} games")
         print(format_table(rows))
+        note = unbounded_note(rows)
+        if note:
+            print(note)
     return 0

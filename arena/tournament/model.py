@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from arena.referee.types import JSON, MatchResult, MatchSpec
+from arena.match.types import JSON, MatchResult, MatchSpec
 
 
 @dataclass(frozen=True)

@@ -181,8 +181,8 @@ def bench_poll(
 def _pack_figures(template: ResultRecord) -> dict[str, Any]:
     """zstd (what the store writes) against the zlib-6 of before, on a full game's replay."""
     from arena.engine import Rules
+    from arena.match.types import MatchSpec
     from arena.referee.runner import run_match_sync
-    from arena.referee.types import MatchSpec
 
     spec = MatchSpec(
         match_id="pack-bench",

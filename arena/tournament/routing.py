@@ -46,8 +46,8 @@ from urllib.parse import urlsplit, urlunsplit
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from arena.match.types import JSON, DecisionRequest, Seat, SeatResolver
 from arena.referee.clock import BotClock, PlatformError
-from arena.referee.types import JSON, DecisionRequest, Seat, SeatResolver
 
 log = logging.getLogger(__name__)
 

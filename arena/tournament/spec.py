@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from arena.engine import commitment as cm
-from arena.referee.types import JSON, TimeControl
+from arena.match.types import JSON, TimeControl
 
 FORMATS = ("round-robin", "duplicate", "gauntlet", "swiss", "sprt", "league")
 EXECUTORS = ("inline", "local", "celery")

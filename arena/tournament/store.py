@@ -37,7 +37,7 @@ import tenacity
 import zstandard
 
 from arena.engine import commitment as cm
-from arena.referee.types import JSON
+from arena.match.types import JSON
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import TournamentSpec
 

@@ -27,8 +27,8 @@ from arena.tournament.store import ResultStore, pack_replay
 
 
 def _fill(path: Path, n: int, base_matches: int = 40) -> list[str]:
+    from arena.match.types import MatchSpec
     from arena.referee.runner import run_match_sync
-    from arena.referee.types import MatchSpec
     from arena.tournament.spec import parse_spec
 
     names = [f"bot-{i}" for i in range(1, 9)]
@@ -82,7 +82,7 @@ def _fill(path: Path, n: int, base_matches: int = 40) -> list[str]:
 def _live_overhead(n: int, tmp: Path, redis_url: str | None) -> None:
     """Games/s of one process playing the same seeded matches with live publishing off,
     into the spool directory, and (with a Redis URL) into Redis streams."""
-    from arena.referee.types import MatchSpec
+    from arena.match.types import MatchSpec
     from arena.tournament.executors import play_match_result
     from arena.tournament.model import ScheduledMatch
 

@@ -2,7 +2,7 @@
 // A starter bot for the card game 1000 on a Thousand Arena server.
 //
 //   npm ci
-//   THOUSAND_BOT_TOKEN=... node bot.js --server localhost:50051
+//   THOUSAND_BOT_TOKEN=... node bot.js --gateway localhost:50051
 //
 // It opens one Play stream, answers every decision request with a legal action chosen by
 // the simple heuristic in `decide`, and reconnects with exponential backoff when the stream
@@ -43,7 +43,7 @@ const PERMANENT = new Set([
 
 function parseArgs(argv) {
   const opts = {
-    server: process.env.THOUSAND_BOT_SERVER || 'localhost:50051',
+    server: process.env.THOUSAND_BOT_GATEWAY || process.env.THOUSAND_BOT_SERVER || 'localhost:50051',
     token: process.env.THOUSAND_BOT_TOKEN || '',
     protoDir: process.env.THOUSAND_PROTO_DIR || path.join(__dirname, '..', '..', 'proto'),
     matches: 0, // stop after this many finished matches; 0: play until stopped
@@ -56,7 +56,8 @@ function parseArgs(argv) {
       i += 1;
       return argv[i];
     };
-    if (arg === '--server') opts.server = value();
+    // --server: the option's earlier name, kept working.
+    if (arg === '--gateway' || arg === '--server') opts.server = value();
     else if (arg === '--token') opts.token = value();
     else if (arg === '--proto-dir') opts.protoDir = value();
     else if (arg === '--matches') opts.matches = Number.parseInt(value(), 10);
@@ -206,7 +207,7 @@ async function run(opts) {
     if (err && PERMANENT.has(err.code)) {
       log(`the server refused the bot: ${err.details}`);
       client.close();
-      return 3;
+      return 4;
     }
     if (state.welcomed) {
       failures = 0;
@@ -216,7 +217,7 @@ async function run(opts) {
       if (opts.maxAttempts > 0 && failures >= opts.maxAttempts) {
         log(`giving up after ${failures} failed attempts`);
         client.close();
-        return 4;
+        return 3;
       }
     }
     const wait = delay * (1 + 0.25 * Math.random());
@@ -242,8 +243,8 @@ if (require.main === module) {
     process.exit(2);
   }
   if (opts.help || !opts.token) {
-    console.error('usage: node bot.js --server HOST:PORT --token TOKEN [--matches N]');
-    console.error('       (or set THOUSAND_BOT_SERVER and THOUSAND_BOT_TOKEN)');
+    console.error('usage: node bot.js --gateway HOST:PORT --token TOKEN [--matches N]');
+    console.error('       (or set THOUSAND_BOT_GATEWAY and THOUSAND_BOT_TOKEN)');
     process.exit(opts.help ? 0 : 2);
   }
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(0));

@@ -11,9 +11,9 @@ from arena.bots import BUILTIN_BOTS, GreedyBot, RandomBot, get_bot, seat_seed
 from arena.bots.greedy import hand_mask
 from arena.engine import Game, Rules, RulesError
 from arena.engine.replay import verify
-from arena.referee.fallback import fallback_action
+from arena.match.fallback import fallback_action
+from arena.match.types import JSON, MatchSpec
 from arena.referee.runner import run_match_sync
-from arena.referee.types import JSON, MatchSpec
 
 # ---------------------------------------------------------------------- registry
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from arena.bots.compare import compare_main
 from arena.referee.bench import bench_main
+from arena.referee.compare import compare_main
 
 
 def test_compare_is_reproducible_and_greedy_wins(capsys: pytest.CaptureFixture[str]) -> None:
@@ -38,7 +38,7 @@ def test_bench_prints_figures(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_bots_command_lists_and_dispatches(capsys: pytest.CaptureFixture[str]) -> None:
-    from arena.bots.cli import bots_main
+    from arena.referee.bots_cli import bots_main
 
     assert bots_main(["list"]) == 0
     out = capsys.readouterr().out

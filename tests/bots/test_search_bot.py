@@ -23,9 +23,9 @@ from arena.engine import PRESETS, Game, Rules
 from arena.engine.cards import CARD_NAMES, SUIT_MASK, cards_of
 from arena.engine.game import DealRecord, events_public
 from arena.engine.replay import verify
+from arena.match.types import JSON, MatchResult, MatchSpec
 from arena.referee.runner import run_match
 from arena.referee.seats import InProcessSeat
-from arena.referee.types import JSON, MatchResult, MatchSpec
 
 #: Quick settings: a handful of worlds a decision, no dependence on the clock.
 QUICK: dict[str, Any] = {"iterations": 3, "budget_ms": 60_000.0}
@@ -61,7 +61,7 @@ def _rules_json(preset: str, options: dict[str, Any]) -> JSON:
 
 # ---------------------------------------------------------------------- registry, CLI
 def test_levels_are_registered_and_listed(capsys: pytest.CaptureFixture[str]) -> None:
-    from arena.bots.cli import bots_main
+    from arena.referee.bots_cli import bots_main
 
     for name in LEVELS:
         assert name in BUILTIN_BOTS

@@ -14,6 +14,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from docblocks import block
 
 from arena.bench.strength import (
     GameRecord,
@@ -109,22 +110,17 @@ def test_bad_arguments_get_one_line_and_exit_2(
 
 
 # ---------------------------------------------------------------------- the docs
-def _blocks(text: str) -> list[str]:
-    return re.findall(r"```(?:\w*)\n(.*?)```", text, flags=re.S)
-
-
 def test_docs_list_the_bots_as_arena_bots_list_prints_them(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    block = next(b for b in _blocks(DOC.read_text()) if b.startswith("$ arena bots list"))
+    listed = block("docs/bots.md", "$ arena bots list").text
     assert arena_main(["bots", "list"]) == 0
-    assert capsys.readouterr().out == block.split("\n", 1)[1]
+    assert capsys.readouterr().out == listed.split("\n", 1)[1]
 
 
 def test_docs_short_bench_run_prints_as_shown(capsys: pytest.CaptureFixture[str]) -> None:
-    block = next(b for b in _blocks(DOC.read_text())
-                 if b.startswith("$ arena bench strength"))
-    command, first, second = block.splitlines()[:3]
+    short = block("docs/bots.md", "$ arena bench strength --bot search-fast").text
+    command, first, second = short.splitlines()[:3]
     argv = shlex.split(command[2:])
     assert argv[0] == "arena"
     assert arena_main(argv[1:]) == 0
@@ -134,9 +130,9 @@ def test_docs_short_bench_run_prints_as_shown(capsys: pytest.CaptureFixture[str]
 
 
 def test_docs_python_snippet_runs() -> None:
-    block = next(b for b in _blocks(DOC.read_text()) if "SearchBot(" in b)
+    snippet = block("docs/bots.md", "SearchBot(seed=").text
     scope: dict[str, object] = {}
-    exec(block, scope)  # the snippet as printed
+    exec(snippet, scope)  # the snippet as printed
     bot = scope["bot"]
     assert bot.iterations == 40  # type: ignore[attr-defined]
 
@@ -147,10 +143,9 @@ def test_every_documented_bench_command_is_valid() -> None:
     commands = re.findall(r"^\$? ?(arena bench strength [^\n`]*)$", text, flags=re.M)
     assert len(commands) >= 2
     parser = build_parser()
-    usage = _blocks(text)
     for command in commands:
         argv = shlex.split(command)[3:]
         if any("[" in a for a in argv):  # the synopsis
             continue
         parser.parse_args(argv)
-    assert any("--seatings all|latin" in b for b in usage)
+    assert "--seatings all|latin" in block("docs/bots.md", "arena bench strength [--bot BOT]").text

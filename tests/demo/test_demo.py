@@ -19,9 +19,9 @@ from pathlib import Path
 
 import grpc
 import pytest
+from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
 from arena.demo import demo_main
-from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 from arena.tournament.store import ResultStore
 
 SMALL = ["--sets", "1", "--max-deals", "4"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from docblocks import block
+
 from arena.engine import cards_str, shuffled
 from arena.engine.cards import DECK_24, DECK_32, mask_of
 from arena.engine.rules_doc import options_table
@@ -32,9 +34,10 @@ def test_shuffle_doc_vectors_match_the_engine() -> None:
 
 
 def test_readme_first_screen_gives_two_commands() -> None:
-    first_screen = (ROOT / "README.md").read_text().splitlines()[:20]
-    block = "\n".join(first_screen)
-    commands = re.findall(r"^(scripts/\S+)", block, flags=re.M)
+    first_screen = "\n".join((ROOT / "README.md").read_text().splitlines()[:20])
+    screen = block("README.md", "scripts/demo.sh    # set up, then the main job")
+    assert screen.text in first_screen
+    commands = [line.split()[0] for line in screen.commands()]
     assert commands == ["scripts/demo.sh", "scripts/test.sh"]
     for c in commands:
         assert (ROOT / c).exists()

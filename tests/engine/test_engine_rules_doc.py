@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docblocks import block as doc_block
 
 from arena.engine import PRESETS, Rules
 from arena.engine.rules import earlier_defaults
@@ -65,9 +66,12 @@ def test_the_earlier_defaults_listed_are_the_engines() -> None:
             assert f"`{name}`" in section and (
                 f"`{shown}`" in section or f"`{name}` {shown}" in section
             ), (preset, name, value)
-    block = re.search(r"```bash\n(arena rules show classic-501 .*)\n```", section)
-    assert block is not None
-    shown_options = dict(o.split("=", 1) for o in re.findall(r"-o (\S+)", block.group(1)))
+    command = doc_block("docs/rules.md", "arena rules show classic-501").commands()[0]
+    assert command in section
+    from arena.cli import main
+
+    assert main(command.split()[1:]) == 0  # the command runs as printed
+    shown_options = dict(o.split("=", 1) for o in re.findall(r"-o (\S+)", command))
     want = earlier_defaults("classic-501")
     assert {k: json.loads(v) if v[0] in "0123456789tf" else v
             for k, v in shown_options.items()} == want

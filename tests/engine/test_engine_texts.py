@@ -32,7 +32,7 @@ from engine_support import (
 
 from arena.engine import Game, Rules
 from arena.engine.rules import earlier_defaults
-from arena.referee.fallback import fallback_action
+from arena.match.fallback import fallback_action
 
 AUCTION = ["pass", "pass"]  # seats 2 and 0 pass seat 1's forced 100
 GIVES = ["give 9D 2", "give JD 0"]

@@ -13,19 +13,23 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "tournaments.md"
 
 
 def test_exit_code_table_matches_the_code() -> None:
-    text = DOC.read_text()
+    """One table for every command (docs/cli.md); the tournament commands use its codes."""
+    from arena import exitcodes
+
+    text = (DOC.parent / "cli.md").read_text()
     table = dict(re.findall(r"^\| (\d+) \| ([^|]+) \|", text, flags=re.M))
     assert {int(k) for k in table} == {
-        cli.EXIT_OK,
-        cli.EXIT_MATCH_FAILED,
-        cli.EXIT_USAGE,
-        cli.EXIT_UNAVAILABLE,
-        cli.EXIT_INTERRUPTED,
-        cli.EXIT_TERMINATED,
+        exitcodes.OK, exitcodes.FAILED, exitcodes.USAGE, exitcodes.UNAVAILABLE,
+        exitcodes.REFUSED, exitcodes.INTERRUPTED, exitcodes.BROKEN_PIPE, exitcodes.TERMINATED,
     }
+    assert (cli.EXIT_OK, cli.EXIT_MATCH_FAILED, cli.EXIT_USAGE, cli.EXIT_UNAVAILABLE,
+            cli.EXIT_INTERRUPTED, cli.EXIT_TERMINATED) == (
+        exitcodes.OK, exitcodes.FAILED, exitcodes.USAGE, exitcodes.UNAVAILABLE,
+        exitcodes.INTERRUPTED, exitcodes.TERMINATED)
     assert "Ctrl-C" in table[str(cli.EXIT_INTERRUPTED)]
     assert "SIGTERM" in table[str(cli.EXIT_TERMINATED)]
     assert "cannot be reached" in table[str(cli.EXIT_UNAVAILABLE)]
+    assert "cli.md#exit-codes" in DOC.read_text()
 
 
 def test_unattended_settings_are_documented() -> None:

@@ -75,7 +75,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _organiser(target: str, token: str = TOKEN) -> tuple[Any, Any, Any]:
-    from arena.proto.thousand.v1 import organiser_pb2_grpc
+    from thousand_bot.proto.thousand.v1 import organiser_pb2_grpc
 
     channel = grpc.insecure_channel(target)
     stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
@@ -84,8 +84,9 @@ def _organiser(target: str, token: str = TOKEN) -> tuple[Any, Any, Any]:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    from thousand_bot.proto.thousand.v1 import organiser_pb2
+
     from arena.observability.watch import watch
-    from arena.proto.thousand.v1 import organiser_pb2
     from arena.tournament.store import ResultStore
 
     work = tmp_path_factory.mktemp("live")

@@ -150,7 +150,7 @@ MULTIPROCESS_MATCHES = textwrap.dedent(
     from arena.engine import Rules
     from arena.observability import metrics as m
     from arena.referee import runner
-    from arena.referee.types import MatchSpec
+    from arena.match.types import MatchSpec
 
     bulk = m._histogram_takes_bucket_counts(m.DECISION_LATENCY_SECONDS.labels(bot="probe"))
     rules = Rules.preset("classic").to_json()

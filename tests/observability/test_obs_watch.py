@@ -19,10 +19,10 @@ import grpc
 import grpc.aio
 import pytest
 from obs_support import free_port
+from thousand_bot.proto.thousand.v1 import common_pb2, organiser_pb2, organiser_pb2_grpc
 
 from arena.engine import Game, Rules
 from arena.observability.watch import MatchView, watch
-from arena.proto.thousand.v1 import common_pb2, organiser_pb2, organiser_pb2_grpc
 from arena.server.convert import EventEncoder
 
 TOKEN = "organiser-secret"
@@ -146,7 +146,7 @@ def test_colour_marks_red_suits(gateway: str) -> None:
 
 def test_refused_token_is_explained(gateway: str) -> None:
     out = io.StringIO()
-    assert watch(gateway, MATCH, None, "wrong", out=out) == 1
+    assert watch(gateway, MATCH, None, "wrong", out=out) == 4  # docs/cli.md: refused
     assert "refused the organiser token" in out.getvalue()
 
 
@@ -165,7 +165,7 @@ def test_stream_ending_early_is_an_error(gateway: str) -> None:
 def test_unreachable_gateway_is_explained() -> None:
     out = io.StringIO()
     port = free_port()
-    assert watch(f"127.0.0.1:{port}", MATCH, None, TOKEN, out=out) == 1
+    assert watch(f"127.0.0.1:{port}", MATCH, None, TOKEN, out=out) == 3  # unreachable
     assert "cannot reach the gateway" in out.getvalue()
 
 

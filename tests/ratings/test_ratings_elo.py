@@ -38,6 +38,15 @@ def test_cutechess_vectors(
     assert str(est) == f"{elo} ± {error} (LOS {los_pct}%)"
 
 
+def test_a_score_near_the_edge_prints_no_infinite_error() -> None:
+    """An SPRT that stops on lopsided results used to end in ``Elo 783.6 ± inf``."""
+    near = elo_from_wld(19, 0, 1)
+    assert math.isfinite(near.elo) and not math.isfinite(near.error)
+    text = str(near)
+    assert "inf" not in text and "interval unbounded" in text and "within its error of 100%" in text
+    assert str(elo_from_wld(0, 7, 0)).startswith("-inf (a score of 0%: no finite estimate")
+
+
 def test_trinomial_error_bar_fishtest_style() -> None:
     # W880 L759 D1863 -> 12.0 ± 7.9 with the exact normal quantile (fishtest/fastchess).
     est = elo_from_wld(880, 759, 1863, exact_quantile=True)

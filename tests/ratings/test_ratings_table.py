@@ -70,4 +70,10 @@ def test_bench_returns_figures() -> None:
 def test_bench_main_prints(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--n-results", "600", "--players", "4", "--bootstrap", "5"]) == 0
     out = capsys.readouterr().out
-    assert "table_s" in out and "n_results" in out
+    # Read by people: every figure named in words and with its unit, no raw keys.
+    assert "600 synthetic duplicate games" in out
+    assert "leaderboard, end to end" in out and " s " in out and " Elo " in out
+    assert "games/s" in out and " ms " in out
+    assert "table_s" not in out and "sprt_llr" not in out and "from_results_per_s" not in out
+    assert main(["--n-results", "600", "--players", "4", "--bootstrap", "5", "--json"]) == 0
+    assert "table_s" in capsys.readouterr().out

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.bots import GreedyBot
-from arena.referee.types import JSON, DecisionRequest
+from arena.match.types import JSON, DecisionRequest
 
 CARD_TOKEN = re.compile(r"\b[789TJQKA][CSHD]\b")
 

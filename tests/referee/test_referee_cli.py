@@ -132,6 +132,27 @@ def test_bot_check_reports_every_kind_of_misbehaviour(
     assert "FAIL" in out
 
 
+def test_bot_check_fails_a_bot_that_lives_on_its_time_bank(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Over the deadline but within the bank is no timeout yet, but a full match at that
+    pace empties the bank: the check says so and fails."""
+    bot = tmp_path / "sleepy.py"
+    bot.write_text(
+        "import time\n"
+        "class Sleepy:\n"
+        "    def decide(self, observation, legal):\n"
+        "        time.sleep(0.15)\n"
+        "        return legal[0]\n"
+    )
+    code = bot_check_main([f"{bot}:Sleepy", "--deals", "1", "--decision-ms", "100",
+                           "--bank-ms", "10000", "--max-problems", "2"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert re.search(r"slow: answered after \d+ ms, over the 100 ms deadline", out), out
+    assert "FAIL: 2 problem(s)" in out
+
+
 def test_bot_check_stops_after_max_problems(capsys: pytest.CaptureFixture[str]) -> None:
     ref = f"{HERE / 'referee_support.py'}:GarbageSeat"
     code = bot_check_main([ref, "--max-problems", "4", "--json"])
@@ -237,8 +258,29 @@ def test_match_on_a_gateway_with_a_wrong_token(gateway: Any,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     code = match_main(["--gateway", gateway.address, "--token", "wrong",
                        "greedy", "greedy", "greedy"])
-    assert code == 2
+    assert code == 4  # refused credentials (docs/cli.md)
     assert "UNAUTHENTICATED" in capsys.readouterr().err
+
+
+def test_match_on_a_gateway_refuses_replay_before_playing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The replay of a gateway's match stays on the gateway: say so, write nothing, play
+    nothing (no gateway needed to be told)."""
+    replay = tmp_path / "game.json"
+    code = match_main(["--gateway", "127.0.0.1:1", "--token", "t", "--replay", str(replay),
+                       "greedy", "greedy", "greedy"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--routing" in err and "arena serve --results" in err
+    assert not replay.exists()
+
+
+def test_match_on_an_unreachable_gateway(capsys: pytest.CaptureFixture[str]) -> None:
+    code = match_main(["--gateway", "127.0.0.1:1", "--token", "t", "greedy", "greedy",
+                       "greedy"])
+    assert code == 3
+    assert "UNAVAILABLE" in capsys.readouterr().err
 
 
 def test_bot_check_a_remote_bot_on_a_gateway(gateway: Any,
@@ -254,6 +296,10 @@ def test_bot_check_a_remote_bot_on_a_gateway(gateway: Any,
     assert code == 0, report
     assert report["matches"] == 3 and report["statuses"] == ["completed"] * 3
     assert report["counts"]["ok"] == report["decisions"] > 0
+    # Latency is measured from the event stream: a bot that answers at once is quick there.
+    assert report["latency_source"] == "events"
+    assert report["decisions"] == len(report["problems"]) + report["counts"]["ok"]
+    assert 0 <= report["latency_ms"]["p50"] < report["decision_ms"]
 
 
 def test_bot_check_flags_a_remote_bot_that_answers_illegally(

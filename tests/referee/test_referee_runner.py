@@ -21,7 +21,8 @@ from referee_support import (
 from arena.bots import GreedyBot, get_bot
 from arena.engine import PRESETS, Game, Rules, parse_action, public_text
 from arena.engine.replay import verify
-from arena.referee.fallback import fallback_action
+from arena.match.fallback import fallback_action
+from arena.match.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
 from arena.referee.runner import (
     RefereeError,
     forfeit_ranks,
@@ -31,7 +32,6 @@ from arena.referee.runner import (
     run_match_sync,
 )
 from arena.referee.seats import InProcessSeat
-from arena.referee.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
 
 HERE = Path(__file__).parent
 

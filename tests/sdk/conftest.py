@@ -1,4 +1,9 @@
-"""The SDK under test is the one in this checkout, installed or not."""
+"""The SDK under test is the one in this checkout, installed or not.
+
+With ``ARENA_TEST_INSTALLED=1`` (scripts/test-wheels.sh) the SDK and the arena must come
+from the installed wheels: a test run that silently imported the checkout would prove
+nothing about the packages.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,20 @@ try:
 except ImportError:  # a checkout without `pip install -e sdk/python`
     sys.path.insert(0, str(SDK))
 
+import os  # noqa: E402
+
+import arena  # noqa: E402
 from arena.server.testing import GatewayThread  # noqa: E402
+
+if os.environ.get("ARENA_TEST_INSTALLED") == "1":
+    import thousand_bot as _installed
+
+    checkout = Path(__file__).resolve().parents[2]
+    for module in (_installed, arena):
+        where = Path(module.__file__ or "").resolve()
+        if checkout in where.parents:
+            raise pytest.UsageError(f"{module.__name__} comes from the checkout ({where}), "
+                                    "not from the installed wheel")
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ import grpc
 import pytest
 from thousand_bot import Bot, BotClient, BotRejected
 from thousand_bot.examples import Greedy
+from thousand_bot.proto.thousand.v1 import organiser_pb2
 
-from arena.proto.thousand.v1 import organiser_pb2
 from arena.server.testing import GatewayThread
 
 SDK = Path(__file__).resolve().parents[2] / "sdk" / "python"
@@ -23,7 +23,9 @@ SDK = Path(__file__).resolve().parents[2] / "sdk" / "python"
 
 def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ, **extra)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SDK), env.get("PYTHONPATH", "")) if p)
+    if env.get("ARENA_TEST_INSTALLED") != "1":  # else: the installed wheel, not the checkout
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(SDK), env.get("PYTHONPATH", "")) if p)
     return env
 
 
@@ -77,7 +79,8 @@ def test_cli_plays_a_match(gateway: GatewayThread, tmp_path: Path) -> None:
     ("args", "code", "message"),
     [
         (["run", "thousand_bot.examples:Greedy"], 2, "token"),
-        (["run", "no_such_module:Bot", "--token", "t"], 2, "cannot load"),
+        (["run", "no_such_module:Bot", "--token", "t"], 2, "cannot import no_such_module"),
+        (["run", "no_such_file.py:Bot", "--token", "t"], 2, "no file no_such_file.py"),
         (["run", "thousand_bot.examples", "--token", "t"], 2, "module:Class"),
     ],
 )
@@ -92,13 +95,31 @@ def test_cli_usage_errors(args: list[str], code: int, message: str) -> None:
     assert message in result.stderr
 
 
+@pytest.mark.parametrize("flag", ["--gateway", "--server"])
+def test_cli_loads_a_bot_from_a_file_and_says_when_the_gateway_is_unreachable(
+    tmp_path: Path, flag: str
+) -> None:
+    """``path.py:Class`` as in ``arena match``; ``--server`` is the option's earlier name."""
+    (tmp_path / "mybot.py").write_text(
+        "from thousand_bot import Bot\n\nclass MyBot(Bot):\n    pass\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "thousand_bot.cli", "run", "mybot.py:MyBot", flag,
+         "127.0.0.1:1", "--token", "t", "--max-attempts", "1"],
+        capture_output=True, text=True, env=_env(), timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert "could not reach 127.0.0.1:1" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_cli_reports_a_refused_token(gateway: GatewayThread) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "thousand_bot.cli", "run", "thousand_bot.examples:Greedy",
-         "--server", gateway.address, "--token", "thb_wrong"],
+         "--gateway", gateway.address, "--token", "thb_wrong"],
         capture_output=True, text=True, env=_env(), timeout=60,
     )  # fmt: skip
-    assert result.returncode == 3
+    assert result.returncode == 4
     assert "UNAUTHENTICATED" in result.stderr and "unknown token" in result.stderr
 
 

@@ -10,7 +10,7 @@ from thousand_bot.convert import event_to_dict, observation_to_dict
 from thousand_bot.proto.thousand.v1 import bot_pb2 as sdk_bot_pb2
 
 from arena.engine import PRESETS, Game, Rules
-from arena.referee.types import DecisionRequest
+from arena.match.types import DecisionRequest
 from arena.server.convert import EventEncoder, decision_request_to_proto, observation_to_proto
 
 

@@ -98,9 +98,9 @@ def test_example_bots_play_legal_moves_in_every_preset(cls: type[Bot]) -> None:
     """The SDK's Bot objects also plug straight into the in-process referee."""
     import asyncio
 
+    from arena.match.types import MatchSpec
     from arena.referee.runner import run_match
     from arena.referee.seats import InProcessSeat
-    from arena.referee.types import MatchSpec
 
     for preset in ("classic", "two-player", "two-player-9"):
         rules = Rules.preset(preset, max_deals=3)

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from thousand_bot.proto.thousand.v1 import organiser_pb2
 
-from arena.proto.thousand.v1 import organiser_pb2
 from arena.server.testing import GatewayThread
 
 JS = Path(__file__).resolve().parents[2] / "sdk" / "javascript"
@@ -34,7 +34,7 @@ def test_node_unit_tests(node: str) -> None:
 def test_node_bot_plays_a_full_match_against_python_bots(node: str, gateway: GatewayThread) -> None:
     token = gateway.register("js")
     proc = subprocess.Popen(
-        [node, "bot.js", "--server", gateway.address, "--token", token, "--matches", "1"],
+        [node, "bot.js", "--gateway", gateway.address, "--token", token, "--matches", "1"],
         cwd=JS,
         stderr=subprocess.PIPE,
         text=True,
@@ -81,5 +81,5 @@ def test_node_bot_reports_a_refused_token(node: str, gateway: GatewayThread) -> 
         text=True,
         timeout=60,
     )
-    assert result.returncode == 3
+    assert result.returncode == 4
     assert "unknown token" in result.stderr

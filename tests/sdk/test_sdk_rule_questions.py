@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from thousand_bot import Bot, BotClient
+from thousand_bot.proto.thousand.v1 import organiser_pb2
 
 from arena.engine import Game, Rules
 from arena.engine.replay import verify
-from arena.proto.thousand.v1 import organiser_pb2
 from arena.server.testing import GatewayThread
 
 JS = Path(__file__).resolve().parents[2] / "sdk" / "javascript"

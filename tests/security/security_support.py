@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-
-from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc
+from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc
 
 # ------------------------------------------------------------------ docs/shuffle.md, again
 

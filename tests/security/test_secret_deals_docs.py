@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import security_support as own
+from docblocks import block
 
 from arena.engine import cards_str, shuffled
 from arena.engine import commitment as cm
@@ -46,6 +47,5 @@ def test_the_documented_vectors_are_what_the_engine_and_a_rewrite_compute() -> N
 
 
 def test_the_documented_python_snippet_runs() -> None:
-    block = re.search(r"```python\n(.*?)```", SECTION, re.S)
-    assert block
-    exec(compile(block.group(1), "docs/shuffle.md", "exec"), {})
+    snippet = block("docs/shuffle.md", "import hashlib, hmac").text
+    exec(compile(snippet, "docs/shuffle.md", "exec"), {})

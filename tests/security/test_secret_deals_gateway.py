@@ -22,8 +22,8 @@ from typing import Any
 import grpc
 import pytest
 from security_support import Spy, guesses, reproducing, seed_commitment
+from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
-from arena.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 from arena.server.processes import GatewayProcess, free_port
 
 TOKEN = "organiser-token-for-the-security-tests"

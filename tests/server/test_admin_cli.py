@@ -57,7 +57,7 @@ def test_register_list_rotate_revoke(gateway: GatewayProcess) -> None:
 
 def test_a_bad_token_or_a_duplicate_name_is_refused_clearly(gateway: GatewayProcess) -> None:
     wrong = arena_bot(gateway, "list", token="not-the-organiser")
-    assert wrong.returncode == 1
+    assert wrong.returncode == 4  # refused credentials: retrying will not help
     assert "UNAUTHENTICATED" in wrong.stderr
     missing = arena_bot(gateway, "list", token=None)
     assert missing.returncode == 2 and "ARENA_ORGANISER_TOKEN" in missing.stderr
@@ -66,3 +66,23 @@ def test_a_bad_token_or_a_duplicate_name_is_refused_clearly(gateway: GatewayProc
     assert again.returncode == 1 and again.stderr.strip()
     nobody = arena_bot(gateway, "revoke", "nobody")
     assert nobody.returncode == 1 and nobody.stderr.strip()
+
+
+def test_options_after_the_subcommand_and_an_unreachable_gateway(gateway: GatewayProcess) -> None:
+    """``arena bot register NAME --token T --gateway H:P`` reads as well as the options
+    first; a gateway nobody answers on is exit 3, as for every command (docs/cli.md)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ARENA_ORGANISER_TOKEN",)}
+    late = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "bot", "register", "carol", "--token", ORGANISER,
+         "--gateway", gateway.address], capture_output=True, text=True, timeout=60, env=env)
+    assert late.returncode == 0, late.stderr
+    assert "registered carol" in late.stdout
+    by_env = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "bot", "list"], capture_output=True, text=True,
+        timeout=60, env=dict(env, ARENA_GATEWAY=gateway.address, ARENA_ORGANISER_TOKEN=ORGANISER))
+    assert by_env.returncode == 0 and "carol" in by_env.stdout, by_env.stderr
+    gone = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "bot", "list", "--token", "t", "--gateway",
+         "127.0.0.1:1"], capture_output=True, text=True, timeout=60, env=env)
+    assert gone.returncode == 3, gone.stderr
+    assert "UNAVAILABLE" in gone.stderr and "Traceback" not in gone.stderr

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import grpc
 import pytest
+from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 
-from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 from arena.server.auth import hash_token
 from arena.server.testing import GatewayThread, RawBot
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import grpc
 import pytest
+from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, common_pb2, organiser_pb2
 
-from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, common_pb2, organiser_pb2
 from arena.server import convert
 from arena.server.limits import StreamLimits
 from arena.server.matches import LOG_CHUNK_EVENTS, TRUNCATED, EventLog

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2
 
 from arena.engine import PRESETS, Game, Rules
-from arena.proto.thousand.v1 import bot_pb2, organiser_pb2
 from arena.server import convert
 from arena.server.testing import GatewayThread, RawBot
 

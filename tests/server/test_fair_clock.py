@@ -16,9 +16,9 @@ from typing import Any
 
 from thousand_bot import Bot, BotClient
 from thousand_bot.examples import FirstLegal
+from thousand_bot.proto.thousand.v1 import bot_pb2
 
-from arena.proto.thousand.v1 import bot_pb2
-from arena.referee.types import MatchResult
+from arena.match.types import MatchResult
 from arena.server.admission import Admission
 from arena.server.testing import GatewayThread, RawBot
 

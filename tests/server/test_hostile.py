@@ -22,9 +22,9 @@ from typing import Any
 
 import grpc
 import pytest
+from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 
 from arena.engine import replay as rp
-from arena.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 from arena.server.limits import ACTION_MAX, HELLO_CLIENT_MAX, HELLO_VERSION_MAX, StreamLimits
 from arena.server.processes import BotProcess, GatewayProcess, free_port, stop_all
 from arena.server.testing import RawBot

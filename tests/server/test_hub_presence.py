@@ -10,7 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from arena.proto.thousand.v1 import bot_pb2, organiser_pb2
+from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2
+
 from arena.server.testing import GatewayThread, RawBot
 
 

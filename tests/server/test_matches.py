@@ -12,9 +12,9 @@ import grpc
 import pytest
 from thousand_bot import BotClient
 from thousand_bot.examples import Greedy, Random
+from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2
 
 from arena.engine import Game, Rules
-from arena.proto.thousand.v1 import bot_pb2, organiser_pb2
 from arena.server.testing import GatewayThread, RawBot
 
 #: The engine's own view of a seat, taken at import: the replay below relies on it alone.

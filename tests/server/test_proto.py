@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-STUB_DIRS = ("arena/proto", "sdk/python/thousand_bot/proto")
+STUB_DIRS = ("sdk/python/thousand_bot/proto",)
 
 
 def _buf() -> str:
@@ -52,12 +52,14 @@ def test_committed_stubs_are_fresh(tmp_path: Path) -> None:
             )
 
 
-def test_both_stub_copies_import_together() -> None:
-    """The arena and the SDK register the same descriptors; both must load in one process."""
+def test_the_stubs_exist_once() -> None:
+    """The arena imports the SDK's stubs: no second generated copy anywhere in the tree."""
+    tracked = subprocess.run(["git", "ls-files", "*_pb2*.py*"], cwd=REPO, capture_output=True,
+                             text=True, check=True, timeout=60).stdout.split()
+    assert tracked, "no generated stubs found"
+    assert all(name.startswith(f"{STUB_DIRS[0]}/") for name in tracked), tracked
     code = (
-        "import sys; sys.path.insert(0, 'sdk/python');"
-        "from arena.proto.thousand.v1 import bot_pb2 as a;"
-        "from thousand_bot.proto.thousand.v1 import bot_pb2 as b;"
-        "assert a.PlayRequest.DESCRIPTOR.full_name == b.PlayRequest.DESCRIPTOR.full_name"
+        "import arena.server.services as s, thousand_bot.proto.thousand.v1.bot_pb2 as b;"
+        "assert s.bot_pb2 is b"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, timeout=60)

@@ -23,7 +23,7 @@ import pytest
 import redis
 
 from arena.engine import replay as rp
-from arena.referee.types import DecisionRequest
+from arena.match.types import DecisionRequest
 from arena.server.processes import BotProcess, GatewayProcess, RedisProcess, Service, stop_all
 from arena.tournament.routing import (
     STALE_GRACE_S,
@@ -456,8 +456,8 @@ def test_a_redis_restart_mid_match_costs_time_not_moves(stack: Stack, tmp_path: 
     """Redis goes away in the middle of a routed match and comes back: the decisions that
     could not travel are asked again once it is back, so the match ends with no fallback
     move and no strike, and its replay verifies."""
+    from arena.match.types import MatchSpec, TimeControl
     from arena.referee.runner import run_match_sync
-    from arena.referee.types import MatchSpec, TimeControl
     from arena.tournament.routing import routing_resolver
 
     for name in ("x", "y", "z"):

@@ -12,9 +12,9 @@ import queue
 
 import grpc
 import pytest
+from thousand_bot.proto.thousand.v1 import bot_pb2
 
-from arena.proto.thousand.v1 import bot_pb2
-from arena.referee.types import DecisionRequest
+from arena.match.types import DecisionRequest
 from arena.server.hub import RemoteSeat
 from arena.server.testing import GatewayThread, RawBot
 

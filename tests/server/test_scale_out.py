@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 import redis
+from thousand_bot.proto.thousand.v1 import organiser_pb2
 
 from arena.engine import replay as rp
-from arena.proto.thousand.v1 import organiser_pb2
 from arena.server.processes import BotProcess, GatewayProcess, RedisProcess, stop_all
 from arena.tournament.routing import lease_key
 from arena.tournament.run import run_tournament

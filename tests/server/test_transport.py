@@ -9,8 +9,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2
 
-from arena.proto.thousand.v1 import bot_pb2, organiser_pb2
 from arena.server.testing import GatewayThread, RawBot
 
 

@@ -20,6 +20,18 @@ def test_bench_reports_every_figure() -> None:
     assert res["games"] == 6
 
 
+def test_the_figures_are_printed_for_a_reader() -> None:
+    """A negative overhead is Celery being faster: said in words, not as "-81.4%"."""
+    from arena.tournament.bench import describe
+
+    res = {"games": 6, "preset": "classic", "repeat": 1, "load_avg_1m_before": 1.0, "cpus": 2,
+           "local_1_games_per_s": 10.0, "celery_1_games_per_s": 9.0, "overhead_1_pct": 10.0,
+           "local_2_games_per_s": 10.0, "celery_2_games_per_s": 18.1, "overhead_2_pct": -81.0}
+    text = "\n".join(describe(res, (1, 2)))
+    assert "Celery, 1 worker(s)" in text and "(10.0% slower than the pool)" in text
+    assert "(81.0% faster than the pool)" in text and "-81" not in text
+
+
 def test_poll_bench_runs_as_documented(capsys: object) -> None:
     """``arena bench poll`` on a small plan: every checkpoint printed with its figures."""
     from arena.tournament.pollbench import main

@@ -10,7 +10,7 @@ import pytest
 import redis
 from tournament_support import redis_server
 
-from arena.referee.types import JSON, DecisionRequest
+from arena.match.types import JSON, DecisionRequest
 from arena.tournament.routing import (
     RedisRemoteSeat,
     RemoteBotError,

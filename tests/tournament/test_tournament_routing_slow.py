@@ -9,7 +9,7 @@ import time
 
 import redis
 
-from arena.referee.types import DecisionRequest
+from arena.match.types import DecisionRequest
 from arena.tournament.routing import RedisRemoteSeat, requests_key
 
 

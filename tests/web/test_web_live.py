@@ -229,8 +229,8 @@ def test_spectators_beyond_the_limit_are_told_to_retry(tmp_path: Path) -> None:
     import urllib.error
     import urllib.request
 
+    from arena.match.types import MatchSpec
     from arena.observability.live import publishing
-    from arena.referee.types import MatchSpec
     from arena.tournament.model import ScheduledMatch
 
     db = f"sqlite:///{tmp_path / 'limit.sqlite3'}"

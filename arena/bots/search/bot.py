@@ -18,8 +18,8 @@ from typing import Any
 
 from arena.bots.greedy import GreedyBot
 from arena.engine import Rules, RulesError
-from arena.referee.fallback import fallback_action
-from arena.referee.types import JSON
+from arena.match.fallback import fallback_action
+from arena.match.types import JSON
 
 from .belief import CARD, mask_of_names
 from .cardplay import Budget, PlaySearch, search_play

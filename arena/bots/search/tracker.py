@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.engine.rules import Rules
-from arena.referee.fallback import fallback_action
+from arena.match.fallback import fallback_action
 
 from .belief import CARD, SUITS, DealHistory, TrickSeen, mask_of_names
 

@@ -45,8 +45,9 @@ test('a trump beats a higher card of another suit', () => {
 });
 
 test('parses the command line', () => {
-  const opts = parseArgs(['--server', 'h:1', '--token', 't', '--matches', '2']);
+  const opts = parseArgs(['--gateway', 'h:1', '--token', 't', '--matches', '2']);
   assert.strictEqual(opts.server, 'h:1');
+  assert.strictEqual(parseArgs(['--server', 'h:2']).server, 'h:2'); // the earlier name
   assert.strictEqual(opts.token, 't');
   assert.strictEqual(opts.matches, 2);
   assert.throws(() => parseArgs(['--bogus']), /unknown argument/);

@@ -1,6 +1,6 @@
 """Write a bot for the card game 1000 and play it on a Thousand Arena server.
 
-Subclass :class:`Bot`, then run it with ``thousand-bot run module:Class --server host:port
+Subclass :class:`Bot`, then run it with ``thousand-bot run module:Class --gateway host:port
 --token TOKEN`` or :func:`run_bot`. See the README for a first bot in ten minutes.
 """
 

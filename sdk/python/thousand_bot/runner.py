@@ -4,32 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import signal
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from thousand_bot.bot import Bot
 from thousand_bot.client import BotClient
+from thousand_bot.refs import load_object
 
 
 def load_bot(ref: str) -> Callable[[], Bot]:
-    """``module:Class`` -> the class (or factory). The current directory is importable, so
-    ``mybot:MyBot`` finds ``./mybot.py``."""
-    module_name, sep, attr = ref.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"expected module:Class, got {ref!r}")
-    cwd = str(Path.cwd())
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    module = importlib.import_module(module_name)
-    try:
-        factory = getattr(module, attr)
-    except AttributeError:
-        raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from None
+    """``module:Class`` or ``path/to/file.py:Class`` -> the class (or factory); the same
+    references as ``arena match`` (see :mod:`thousand_bot.refs`)."""
+    factory = load_object(ref)
     if not callable(factory):
-        raise ValueError(f"{ref} is not a class")
+        raise ValueError(f"bot reference {ref!r}: {type(factory).__name__} is not a class")
     return factory  # type: ignore[no-any-return]
 
 

@@ -1,4 +1,5 @@
-"""``arena bots``: list the built-in bots, compare two bots over seeded games."""
+"""``arena bots``: list the built-in bots, compare two bots over seeded games played by the
+referee (which is why the command lives here, above the bots)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import sys
 from collections.abc import Sequence
 
 from arena.bots import BUILTIN_BOTS
-from arena.bots.compare import compare_main
 from arena.bots.search import LEVELS
+from arena.referee.compare import compare_main
 
 _ABOUT = {
     "random": "a uniformly random legal action, seeded: the baseline",

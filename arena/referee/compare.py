@@ -15,8 +15,8 @@ import sys
 from collections.abc import Sequence
 
 from arena.engine import EngineError, Rules
+from arena.match.types import JSON, MatchSpec
 from arena.referee.runner import resolve_seats, run_match
-from arena.referee.types import JSON, MatchSpec
 
 
 async def compare(bot: str, opponent: str, *, games: int, seed: str, preset: str,
