@@ -243,6 +243,7 @@ CSV_FIELDS = (
     "illegal",
     "strikes",
     "forfeits",
+    "bounded",
 )
 
 
