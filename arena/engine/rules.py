@@ -448,7 +448,7 @@ class Rules:
     hot paths.
     """
 
-    __slots__ = ("_values", "name", *OPTION_BY_NAME)
+    __slots__ = ("_overrides", "_values", "name", *OPTION_BY_NAME)
 
     name: str
     _values: dict[str, Any]
@@ -670,13 +670,15 @@ class Rules:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self._values.items()}
 
     def overrides(self) -> dict[str, Any]:
-        """Options that differ from the preset."""
-        base = Rules(self.name)._values
-        return {
-            k: (list(v) if isinstance(v, tuple) else v)
-            for k, v in self._values.items()
-            if base[k] != v
-        }
+        """Options that differ from the preset (a new dictionary on every call)."""
+        cached: tuple[tuple[str, Any], ...] | None = getattr(self, "_overrides", None)
+        if cached is None:
+            base = _preset_values(self.name)
+            cached = tuple((k, v) for k, v in self._values.items() if base[k] != v)
+            # Rules never change, so the difference is worked out once: every match asks
+            # for it several times (its seats, its replay, its events).
+            object.__setattr__(self, "_overrides", cached)
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in cached}
 
     def to_json(self) -> dict[str, Any]:
         return {"preset": self.name, "options": self.overrides()}
@@ -723,3 +725,14 @@ def _suggest(name: str) -> str:
 
     close = difflib.get_close_matches(name, list(OPTION_BY_NAME), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+_PRESET_VALUES: dict[str, dict[str, Any]] = {}
+
+
+def _preset_values(name: str) -> dict[str, Any]:
+    """The option values of a preset as it stands (Rules are immutable: built once)."""
+    values = _PRESET_VALUES.get(name)
+    if values is None:
+        values = _PRESET_VALUES[name] = Rules(name)._values
+    return values

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -88,13 +89,25 @@ METRICS_FLUSH_INTERVAL_S = 1.0
 
 
 def match_rules(spec: MatchSpec) -> Rules:
-    """The rules of a spec, with the spec's deal limit applied (``RulesError`` if invalid)."""
-    rules = Rules.from_json(spec.rules)
-    if spec.max_deals is not None:
-        options = rules.overrides()
-        options["max_deals"] = spec.max_deals
-        rules = Rules.preset(rules.name, **options)
+    """The rules of a spec, with the spec's deal limit applied (``RulesError`` if invalid).
+
+    Built once per distinct rules (they are immutable): a tournament asks for the same
+    rules for every seat of every match."""
+    key = (json.dumps(spec.rules, sort_keys=True, default=str), spec.max_deals)
+    rules = _RULES_CACHE.get(key)
+    if rules is None:
+        rules = Rules.from_json(spec.rules)
+        if spec.max_deals is not None:
+            options = rules.overrides()
+            options["max_deals"] = spec.max_deals
+            rules = Rules.preset(rules.name, **options)
+        if len(_RULES_CACHE) >= 256:
+            _RULES_CACHE.clear()
+        _RULES_CACHE[key] = rules
     return rules
+
+
+_RULES_CACHE: dict[tuple[str, int | None], Rules] = {}
 
 
 class _SeatState:
