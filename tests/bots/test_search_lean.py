@@ -16,6 +16,8 @@ import pytest
 
 from arena.bots.search.lean import LeanRules, PlayState, move_text, parse_move
 from arena.bots.search.scoring import DealContext, Evaluator
+from arena.bots.search.tracker import MatchTracker
+from arena.bots.search.world import deal_context
 from arena.engine import PRESETS, Game, Rules
 from arena.engine.cards import mask_points
 from arena.engine.game import PLAY
@@ -42,6 +44,14 @@ CONFIGS: list[tuple[str, dict[str, Any]]] = [
     ("classic", {"marriage_ascending": True, "minus_may_not_bid": -120, "bid_step": 10}),
     ("classic", {"barrel": None, "target": 300, "win_above_target": True}),
     ("classic-4", {"sitter_scores_talon": True, "golden_round": True}),
+    ("classic", {"golden_round": True, "golden_round_count": "deals"}),
+    ("classic", {"golden_round": True, "golden_restart": False, "target": 300, "barrel": None}),
+    ("classic", {"barrel_jump": "contract", "barrel_bolt_penalty": True, "bolt_every": 1}),
+    ("classic", {"barrel": 150, "barrel_falls_reset": 1, "barrel_falls_reset_to": 5,
+                 "barrel_falls_no_barrel": True}),
+    ("classic", {"blind_bid": True, "blind_doubles_opponents": True, "blind_min_score": 0,
+                 "concede_half_round": "up", "concede_opponents": "half"}),
+    ("classic", {"four_nines": "points", "four_nines_counted": "either"}),
     ("two-player", {"spare_talon": "last-trick"}),
     ("estonian", {"players": 2}),
     ("estonian", {"players": 4}),
@@ -69,21 +79,20 @@ def lean_from_game(game: Game) -> PlayState:
 
 
 def context_from_game(game: Game) -> DealContext:
-    r = game.rules
-    sitter = 0
-    if r.sitter_scores_talon and len(game.active) < game.n:
-        t = game.orig_talon
-        sitter = mask_points(t) + sum(r.marriage_values[s] for s in range(4)
-                                      if t & _KQ[s] == _KQ[s])
-        sitter = (sitter + 2) // 5 * 5 if r.rounding else sitter
+    """What a seat following the match would know, taken here from the engine itself."""
     return DealContext(
-        r, scores=game.scores, active=game.active, declarer=game.declarer,
+        game.rules, scores=game.scores, active=game.active, declarer=game.declarer,
         contract=game.contract, bolts=game.bolts, barrel_on=game.barrel_on,
         barrel_tries=game.barrel_tries, barrel_falls=game.barrel_falls,
         concessions=game.concessions, blind_won=game.blind_won, golden=game.golden,
+        golden_done=game.golden_done, golden_from=game.golden_from,
+        golden_made=game.golden_made, no_barrel=game.no_barrel,
         forced_declarer=game.forced_declarer, deal_number=game.deal_index,
+        deals_played=game.deals_played,
         nines_dealt=[s for s in game.active if game.dealt[s] & _NINES == _NINES],
-        sitter_points=sitter,
+        nines_held=([s for s in game.active if game.held[s] & _NINES == _NINES]
+                    if game.held else None),
+        talon=game.orig_talon,
     )
 
 
@@ -209,3 +218,61 @@ def test_the_fast_rollout_plays_the_default_policy_move_for_move(preset: str) ->
             b.taken, b.marr, b.tricks, b.trump, b.last_trick)
         compared += 1
     assert compared > 20
+
+
+@pytest.mark.parametrize("options", [
+    {"golden_round": True},
+    {"golden_round": True, "golden_round_count": "deals"},
+    {"golden_round": True, "barrel": 300, "bolt_every": 1},
+    {"golden_round": True, "concede_limit": 2},
+], ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+def test_a_seat_follows_the_golden_round_from_the_public_events(options: dict[str, Any]) -> None:
+    """The bot's own view, not the engine's: a tracker fed what seat 0 receives knows
+    whether the deal is golden, the golden round's progress and the concessions, and its
+    context then scores every played deal as the engine does (restarts included)."""
+    rules = Rules.preset("classic", **{"max_deals": 20, **options})
+    rng = random.Random(f"golden/{sorted(options.items())}")
+    golden_deals = restarts = scored = 0
+    for k in range(10):
+        game = Game(rules, seed=f"golden-{k}")
+        tracker = MatchTracker(rules)
+        fed = 0
+        ctx: DealContext | None = None
+        while not game.is_over:
+            if game.is_chance:
+                game.deal()
+                continue
+            events = game.events
+            for event in events[fed:]:
+                tracker.on_event(event)
+            fed = len(events)
+            if game.to_act == 0:
+                tracker.observe(game.observation(0))  # as seat 0 is asked, at every turn
+            if game.phase == PLAY and ctx is None:
+                obs = game.observation(0)
+                tracker.observe(obs)
+                assert tracker.golden == game.golden
+                assert (tracker.golden_done, tracker.golden_from, tracker.golden_made) == (
+                    game.golden_done, game.golden_from, game.golden_made)
+                assert tracker.concessions == game.concessions
+                on_barrel = [s for s in range(rules.players) if game.barrel_on[s]]
+                assert [tracker.barrel_tries[s] for s in on_barrel] == [
+                    game.barrel_tries[s] for s in on_barrel]
+                ctx = deal_context(rules, obs, tracker)
+                golden_deals += game.golden
+            legal = game.legal_actions()
+            action = legal[rng.randrange(len(legal))]
+            if action.text == "concede":
+                ctx = None
+            game.apply(action)
+            rec = game.records[-1].result
+            if ctx is not None and rec is not None and "points" in rec:
+                scores, _ = ctx.played(rec["points"], game.tricks_taken)
+                assert scores == game.scores
+                restarts += bool(rec.get("golden_restart"))
+                scored += 1
+                ctx = None
+            elif rec is not None:
+                ctx = None
+    assert golden_deals >= 10 and scored >= 20
+    assert restarts >= 1

@@ -2,11 +2,13 @@
 
 The search compares moves by the score changes they lead to, so it needs the deal scoring
 of the rules (rounding, contract made or failed, blind and golden multipliers, bolts,
-virgin bonus, the barrel in its three modes, the dump truck, the target and the deal
-limit).  :class:`DealContext` mirrors the engine's end-of-deal bookkeeping on the state a
-seat can see (scores, barrel flags, bolts from its observation, barrel tries it counted
-from the events); ``tests/bots/test_search_lean.py`` checks it against the engine's own
-scores on random games of every preset.
+virgin bonus, the barrel in its modes, the dump truck, the golden round's restart, the
+target and the deal limit).  Rather than a second copy of those rules, which drifts from
+the engine each time an option is added, :class:`DealContext` builds a bare engine
+:class:`~arena.engine.Game` holding only what a seat can see (scores, barrel flags and
+bolts from its observation; barrel tries, concessions and the golden round's progress it
+followed in the public events) and lets the engine score each outcome on a copy of it.
+``tests/bots/test_search_lean.py`` checks the result against real games of every preset.
 
 A score change is turned into one number for the seat, in points, by :class:`Evaluator`:
 the mean over the other players of how the pairwise standing moved.  While the game goes
@@ -19,21 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from arena.engine.game import PLAY, DealRecord, Game
 from arena.engine.rules import Rules
 
-
-def round5(x: int) -> int:
-    return (x + 2) // 5 * 5
+#: The four nines, as a hand mask (card index = suit * 8 + rank, nine = rank 2).
+_NINES = sum(1 << (s * 8 + 2) for s in range(4))
 
 
 class DealContext:
     """The state of the game around the deal being played, as a seat sees it."""
 
-    __slots__ = (
-        "active", "barrel_falls", "barrel_on", "barrel_tries", "blind_won", "bolts",
-        "concessions", "contract", "deal_number", "declarer", "forced_declarer", "golden",
-        "n", "nines_dealt", "rules", "scores", "sitter_points",
-    )  # fmt: skip
+    __slots__ = ("_game", "active", "contract", "declarer", "n", "rules", "scores")
 
     def __init__(
         self,
@@ -50,10 +48,16 @@ class DealContext:
         concessions: Sequence[int] | None = None,
         blind_won: bool = False,
         golden: bool = False,
+        golden_done: int = 0,
+        golden_from: int = 0,
+        golden_made: bool = False,
+        no_barrel: int = 0,
         forced_declarer: bool = False,
         deal_number: int = 1,
+        deals_played: int | None = None,
         nines_dealt: Sequence[int] = (),
-        sitter_points: int = 0,
+        nines_held: Sequence[int] | None = None,
+        talon: int = 0,
     ) -> None:
         n = rules.players
         self.rules = rules
@@ -62,19 +66,35 @@ class DealContext:
         self.active = tuple(active)
         self.declarer = declarer
         self.contract = contract
-        self.bolts = list(bolts) if bolts is not None else [0] * n
-        self.barrel_on = list(barrel_on) if barrel_on is not None else [False] * n
-        self.barrel_tries = (list(barrel_tries) if barrel_tries is not None
-                             else [rules.barrel_tries] * n)
-        self.barrel_falls = list(barrel_falls) if barrel_falls is not None else [0] * n
-        self.concessions = list(concessions) if concessions is not None else [0] * n
-        self.blind_won = blind_won
-        self.golden = golden
-        self.forced_declarer = forced_declarer
+        g = Game(rules)
+        g.scores = list(scores)
+        g.bolts = list(bolts) if bolts is not None else [0] * n
+        g.barrel_on = list(barrel_on) if barrel_on is not None else [False] * n
+        g.barrel_tries = (list(barrel_tries) if barrel_tries is not None
+                          else [rules.barrel_tries] * n)
+        g.barrel_falls = list(barrel_falls) if barrel_falls is not None else [0] * n
+        g.concessions = list(concessions) if concessions is not None else [0] * n
+        g.no_barrel = no_barrel
+        g.golden = golden
+        g.golden_done = golden_done
+        g.golden_from = golden_from
+        g.golden_made = golden_made
         #: The engine's ``deal_index`` while this deal is played (deals started so far).
-        self.deal_number = deal_number
-        self.nines_dealt = tuple(nines_dealt)
-        self.sitter_points = sitter_points
+        g.deal_index = deal_number
+        g.deals_played = deal_number - 1 if deals_played is None else deals_played
+        g.active = self.active
+        g.declarer = declarer
+        g.contract = contract
+        g.blind_won = blind_won
+        g.forced_declarer = forced_declarer
+        g.orig_talon = talon
+        for s in nines_dealt:
+            g.dealt[s] = _NINES
+        if nines_held is not None:
+            # Hands after the talon and the gives; without them the engine uses the dealt.
+            g.held = [_NINES if s in nines_held else 0 for s in range(n)]
+        g.phase = PLAY
+        self._game = g
 
     def with_contract(self, declarer: int, contract: int, *, blind_won: bool = False,
                       forced: bool = False) -> DealContext:
@@ -83,174 +103,37 @@ class DealContext:
             setattr(c, name, getattr(self, name))
         c.declarer = declarer
         c.contract = contract
-        c.blind_won = blind_won
-        c.forced_declarer = forced
+        g = c._game = self._game.copy()
+        g.declarer = declarer
+        g.contract = contract
+        g.blind_won = blind_won
+        g.forced_declarer = forced
         return c
 
-    # ------------------------------------------------------------------ played deal
+    def _scratch(self) -> Game:
+        g = self._game.copy()
+        # The engine writes the deal's result into its record: each outcome gets its own.
+        g.records = [DealRecord(g.deal_index, g.dealer, [])]
+        return g
+
+    # ------------------------------------------------------------------ outcomes
     def played(self, raw: Sequence[int], tricks: Sequence[int]) -> tuple[list[int], list[int]]:
         """Scores after a deal played out with these raw points; and the winners (if over).
 
         ``raw`` holds each seat's card points, marriages, bank, spare talon and discards,
         as :meth:`PlayState.raw_points` adds them.
         """
-        r = self.rules
-        n = self.n
-        d = self.declarer
-        contract_delta = [0] * n
-        plain = [0] * n
-        made = False
-        for s in self.active:
-            pts = round5(raw[s]) if r.rounding else raw[s]
-            if s == d:
-                cmp_pts = pts if r.round_before_compare else raw[s]
-                need = self.contract
-                if self.forced_declarer and r.barrel_mode == "talon" and self.barrel_on[s]:
-                    need = self.contract + 1
-                made = cmp_pts >= need
-                mult = r.blind_multiplier if self.blind_won else 1
-                contract_delta[s] = (self.contract if made else -self.contract) * mult
-            elif d < 0 or r.opponents_score:
-                plain[s] = pts
-        if r.four_nines == "points":
-            for s in self.nines_dealt:
-                if s in self.active:
-                    plain[s] += r.four_nines_points
-        if r.virgin_bonus:
-            for s in self.active:
-                if not tricks[s]:
-                    plain[s] += r.virgin_bonus
-        if r.sitter_scores_talon and len(self.active) < n:
-            for s in range(n):
-                if s not in self.active:
-                    plain[s] = self.sitter_points
-                    break
-        got_points = None
-        if r.bolts and r.bolt_on != "no-trick":
-            got_points = [raw[s] + plain[s] for s in range(n)]
-        return self._finish(contract_delta, plain, made, conceded=False, tricks=tricks,
-                            got_points=got_points)
+        g = self._scratch()
+        g.taken_points = list(raw)
+        g.tricks_taken = list(tricks)
+        g._score_deal()
+        return g.scores, list(g.winners)
 
     def conceded(self) -> tuple[list[int], list[int]]:
         """Scores after the declarer concedes; and the winners (if the game is over)."""
-        r = self.rules
-        n = self.n
-        p = self.declarer
-        deltas = [0] * n
-        mult = r.blind_multiplier if self.blind_won else 1
-        if r.concede_declarer_loses:
-            deltas[p] -= self.contract * mult
-        if r.concede_limit is not None and self.concessions[p] + 1 >= r.concede_limit:
-            deltas[p] -= r.concede_limit_penalty
-        each = 60 if r.concede_opponents == "60" else round5(self.contract // 2)
-        plain = [0] * n
-        for s in self.active:
-            if s != p:
-                plain[s] = each
-        return self._finish(deltas, plain, False, conceded=True, tricks=None, got_points=None)
-
-    # ------------------------------------------------------------------ bookkeeping
-    def _finish(self, contract_delta: list[int], plain: list[int], made: bool, *,
-                conceded: bool, tricks: Sequence[int] | None,
-                got_points: list[int] | None) -> tuple[list[int], list[int]]:
-        r = self.rules
-        n = self.n
-        if self.golden:
-            contract_delta = [x * 2 for x in contract_delta]
-            plain = [x * 2 for x in plain]
-        before = self.scores
-        scores = list(before)
-        barrel = r.barrel
-        barrel_on = self.barrel_on
-        for s in range(n):
-            gain = contract_delta[s]
-            if not (barrel is not None and barrel_on[s]):
-                gain += plain[s]
-            scores[s] += gain
-        if r.bolts and not conceded:
-            for s in self.active:
-                got = tricks[s] if got_points is None else got_points[s]  # type: ignore[index]
-                if not got:
-                    b = self.bolts[s] + 1
-                    if b >= r.bolt_every:
-                        scores[s] -= r.bolt_penalty
-        falls: list[int] = []
-        if barrel is not None:
-            winners = self._barrel(scores, contract_delta, made, falls)
-        else:
-            winners = [s for s in range(n) if self._reached(scores[s])]
-        if r.dump_truck != "off":
-            minus = r.dump_truck == "555-and-minus"
-            for s in range(n):
-                if scores[s] == 555 or (minus and scores[s] == -555):
-                    scores[s] = 0
-        for s in falls:
-            if r.barrel_falls_reset is not None and self.barrel_falls[s] + 1 >= \
-                    r.barrel_falls_reset:
-                scores[s] = 0
-        winners = [s for s in winners if self._reached(scores[s])]
-        if not winners and r.max_deals is not None and self.deal_number >= r.max_deals:
-            top = max(scores)
-            winners = [s for s in range(n) if scores[s] == top]
-        return scores, winners
-
-    def _reached(self, score: int) -> bool:
-        t = self.rules.target
-        return score > t if self.rules.win_above_target else score >= t
-
-    def _barrel(self, scores: list[int], contract_delta: list[int], made: bool,
-                falls: list[int]) -> list[int]:
-        r = self.rules
-        n = self.n
-        b = r.barrel
-        assert b is not None
-        d = self.declarer
-        if r.barrel_mode == "contracts-only":
-            return [s for s in range(n) if self._reached(scores[s])]
-        on = list(self.barrel_on)
-        tries = list(self.barrel_tries)
-        fall_to = 0 if r.barrel_fall == "zero" else b - 120
-        winners = []
-        for s in range(n):
-            if not on[s]:
-                continue
-            if self._reached(scores[s]) and s == d and made and (
-                self.contract >= r.barrel_min_contract or self.forced_declarer
-            ):
-                winners.append(s)
-                continue
-            if s in self.active:
-                tries[s] -= 1
-            scores[s] = b
-            if tries[s] <= 0:
-                on[s] = False
-                scores[s] = fall_to
-                falls.append(s)
-        climbers = []
-        for s in range(n):
-            if on[s] or s in winners or s in falls:
-                continue
-            sc = scores[s]
-            if self._reached(sc) and s == d and made and contract_delta[s] > 0:
-                winners.append(s)
-            elif sc >= b:
-                climbers.append(s)
-        if r.barrel_both_fall and len(climbers) > 1:
-            for s in climbers:
-                scores[s] = fall_to
-                falls.append(s)
-            climbers = []
-        sitting = [o for o in range(n) if on[o]]
-        for s in climbers:
-            if r.barrel_knock_off:
-                for o in sitting:
-                    if on[o]:
-                        on[o] = False
-                        scores[o] = fall_to
-                        falls.append(o)
-            scores[s] = b
-            on[s] = True
-        return winners
+        g = self._scratch()
+        g._concede(self.declarer)
+        return g.scores, list(g.winners)
 
 
 class Evaluator:
@@ -260,7 +143,7 @@ class Evaluator:
     again, and the scoring rules then cost one dictionary lookup.
     """
 
-    __slots__ = ("_cache", "_others", "ctx", "seat", "win_value")
+    __slots__ = ("_cache", "_conceded", "_others", "ctx", "seat", "win_value")
 
     def __init__(self, ctx: DealContext, seat: int, win_value: float | None = None) -> None:
         self.ctx = ctx
@@ -268,6 +151,7 @@ class Evaluator:
         self.win_value = float(ctx.rules.target if win_value is None else win_value)
         self._others = [s for s in range(ctx.n) if s != seat]
         self._cache: dict[tuple[int, ...], float] = {}
+        self._conceded: float | None = None
 
     def value(self, scores: Sequence[int], winners: Sequence[int]) -> float:
         """The standing after a deal minus the standing before it."""
@@ -295,4 +179,6 @@ class Evaluator:
         return v
 
     def conceded(self) -> float:
-        return self.value(*self.ctx.conceded())
+        if self._conceded is None:
+            self._conceded = self.value(*self.ctx.conceded())
+        return self._conceded

@@ -3,9 +3,9 @@
 The observation of a decision shows the table as it is now; what the search also needs
 is how it got there: which seat played which card under which trump (voids), who declared
 what, the talon once it was turned over, and across deals what the observation leaves
-out (deals played, barrel tries spent, concessions).  :class:`MatchTracker` keeps that
-from the events every seat receives (see ``docs/referee.md``) and from this seat's own
-observations, never from anything hidden.
+out (deals played, barrel tries spent, concessions, the golden round's progress).
+:class:`MatchTracker` keeps that from the events every seat receives (see
+``docs/referee.md``) and from this seat's own observations, never from anything hidden.
 """
 
 from __future__ import annotations
@@ -31,6 +31,14 @@ class MatchTracker:
         self._barrel_seen: list[bool] = [False] * n
         self._active: list[int] = list(range(n))
         self.my_seat = -1
+        # The golden round as the engine keeps it (seats that played their golden deal,
+        # the deal it began after, whether a golden contract was made), and this deal's
+        # auto-declared seat (a golden or a barrel deal) and whether it was conceded.
+        self.golden_done = 0
+        self.golden_from = 0
+        self.golden_made = False
+        self._auto_seat: int | None = None
+        self._conceded = False
         #: This seat's last answer and the legal actions it chose from: the public event
         #: of a hidden action (``bank ??``) then tells whether it was played as answered
         #: or replaced by the referee's fallback.
@@ -48,12 +56,18 @@ class MatchTracker:
         if kind == "deal_start":
             self.deal = DealHistory(deal=int(event.get("deal", 0)),
                                     dealer=int(event.get("dealer", 0)))
+            self._auto_seat = None
+            self._conceded = False
             return
         d = self.deal
         if kind == "deal_end":
+            self._golden_deal_end(bool(event.get("made")))
             self.deals_played += 1
-            self._spend_barrel_tries()
+            self._barrel_after(event.get("scores"))
             return
+        if kind == "action" and event.get("auto") and str(event.get("action", "")).startswith(
+                "bid"):
+            self._auto_seat = int(event.get("seat", -1))
         if d is None:
             return
         if kind == "trick":
@@ -96,6 +110,7 @@ class MatchTracker:
                     d.trump_by = seat
             elif text == "concede" and 0 <= seat < len(self.concessions):
                 self.concessions[seat] += 1
+                self._conceded = True
             elif text.startswith("bank") and seat == self.my_seat and self._pending:
                 answer, legal = self._pending
                 if event.get("fallback"):
@@ -104,10 +119,71 @@ class MatchTracker:
                 if c is not None:
                     d.my_bank |= 1 << c
 
-    def _spend_barrel_tries(self) -> None:
+    # ------------------------------------------------------------------ golden round
+    @property
+    def golden(self) -> bool:
+        """Whether the deal in progress is a golden deal (see ``Game._golden_now``).
+
+        A golden deal is auto-declared; so is a barrel deal in the ``talon`` barrel mode,
+        which comes first: a seat on the barrel then means it is not golden.
+        """
+        r = self.rules
+        seat = self._auto_seat
+        if not r.golden_round or seat is None or not 0 <= seat < r.players:
+            return False
+        if r.barrel is not None and r.barrel_mode == "talon" and any(
+                self._barrel_seen[s] for s in self._active):
+            return False
+        if r.golden_round_count == "deals":
+            return self.deals_played - self.golden_from < len(self._active)
+        return not self.golden_done >> seat & 1
+
+    def _golden_deal_end(self, made: bool) -> None:
+        """The engine's ``_golden_round_over``, from the public events of a deal."""
+        r = self.rules
+        if not self.golden:
+            return
+        seat = self._auto_seat
+        assert seat is not None
+        if not self._conceded:
+            self.golden_done |= 1 << seat
+        self.golden_made = self.golden_made or made
+        if r.golden_round_count == "deals":
+            over = self.deals_played + 1 - self.golden_from >= len(self._active)
+        else:
+            over = self.golden_done == (1 << r.players) - 1
+        if not over or self.golden_made or not r.golden_restart:
+            return
+        n = r.players
+        self.concessions = [0] * n
+        self.barrel_tries = [0] * n
+        self._barrel_seen = [False] * n
+        self.golden_done = 0
+        self.golden_from = self.deals_played + 1
+
+    def _barrel_after(self, scores: Any) -> None:
+        """Who sits on the barrel after a deal, from its new scores: a seat there spent a
+        try if it played; a seat held at exactly the barrel's value climbed (or stayed);
+        one that climbed starts with every try.  A seat's own observations correct this
+        whenever it is asked (an exempt seat, ``barrel_falls_no_barrel``, is not seen
+        here), but a seat is not asked in every deal: a conceded golden deal asks nobody.
+        """
+        r = self.rules
+        b = r.barrel
         for s in self._active:
             if self._barrel_seen[s]:
                 self.barrel_tries[s] -= 1
+        if b is None or not isinstance(scores, list) or len(scores) != r.players:
+            return
+        for s, score in enumerate(scores):
+            try:
+                score = int(score)
+            except (TypeError, ValueError):
+                return
+            on = score >= b if r.barrel_mode == "contracts-only" else score == b
+            if on and not self._barrel_seen[s]:
+                self.barrel_tries[s] = r.barrel_tries
+            self._barrel_seen[s] = on
 
     # ------------------------------------------------------------------ observations
     def observe(self, obs: dict[str, Any]) -> DealHistory:

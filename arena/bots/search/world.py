@@ -238,7 +238,7 @@ def deal_context(rules: Rules, obs: dict[str, Any], tracker: MatchTracker,
     me = int(obs["seat"])
     nines = [me] if hand_dealt & NINES_MASK == NINES_MASK else []
     active = [int(s) for s in obs.get("active") or range(n)]
-    golden = bool(rules.golden_round and tracker.deals_played < len(active))
+    golden = tracker.golden
     forced = golden or bool(
         rules.barrel is not None and rules.barrel_mode == "talon" and d >= 0
         and (obs.get("barrel") or [False] * n)[d]
@@ -255,9 +255,14 @@ def deal_context(rules: Rules, obs: dict[str, Any], tracker: MatchTracker,
         concessions=list(tracker.concessions),
         blind_won=bool(obs.get("blind")) and d >= 0,
         golden=golden,
+        golden_done=tracker.golden_done,
+        golden_from=tracker.golden_from,
+        golden_made=tracker.golden_made,
         forced_declarer=forced,
         deal_number=int(obs.get("deal") or 0) + 1,
+        deals_played=tracker.deals_played,
         nines_dealt=nines,
+        talon=tracker.deal.talon if tracker.deal is not None else 0,
     )
 
 
