@@ -25,6 +25,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+import tenacity
+
 from arena.server.limits import quote
 
 #: A bot name is used in bot references (``remote:NAME``) and metric labels: keep it plain.
@@ -154,9 +156,33 @@ class BotRegistry:
             self.path = self.path[len("sqlite://") :].removeprefix("/")
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
+        self._db = self._open_sqlite()
+
+    def _open_sqlite(self) -> sqlite3.Connection:
+        """Open the SQLite registry, waiting out another gateway that opens it at the same
+        moment: switching a new file to WAL takes a lock SQLite's busy timeout does not
+        wait for, so two gateways started together on one file would see "database is
+        locked" (tenacity retries it for up to 15 s, then the error is one clear line)."""
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                             timeout=10.0)
+
+        def setup() -> None:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+
+        try:
+            tenacity.Retrying(
+                retry=tenacity.retry_if_exception(
+                    lambda e: isinstance(e, sqlite3.OperationalError) and "locked" in str(e)
+                ),
+                wait=tenacity.wait_random_exponential(multiplier=0.05, max=1.0),
+                stop=tenacity.stop_after_delay(15.0),
+                reraise=True,
+            )(setup)
+        except sqlite3.Error as exc:
+            db.close()
+            raise OSError(f"cannot open the bot registry at {_shown(self.path)}: {exc}") from None
+        return db
 
     def _connect_pg(self) -> Any:
         import psycopg
