@@ -34,7 +34,21 @@ def _connection_options(defaults: bool) -> argparse.ArgumentParser:
                    help=f"the gateway (env {GATEWAY_ENV}; default {DEFAULT_GATEWAY})")
     p.add_argument("--token", default=None if defaults else argparse.SUPPRESS,
                    help=f"organiser token (env {TOKEN_ENV})")
+    p.add_argument("--wait", metavar="SECONDS", type=_seconds,
+                   default=0.0 if defaults else argparse.SUPPRESS,
+                   help="wait up to this long for the gateway to come up (default 0: "
+                        "fail at once); for scripts that have just started it")
     return p
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= 3600:
+        raise argparse.ArgumentTypeError("from 0 to 3600 seconds")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,6 +83,13 @@ def bot_main(argv: Sequence[str] | None = None) -> int:
     gateway = args.gateway or os.environ.get(GATEWAY_ENV) or DEFAULT_GATEWAY
     meta = [("authorization", f"Bearer {token}")]
     with grpc.insecure_channel(gateway) as channel:
+        if args.wait > 0:
+            try:
+                grpc.channel_ready_future(channel).result(timeout=args.wait)
+            except grpc.FutureTimeoutError:
+                print(f"arena bot: {gateway}: not reachable within {args.wait:g} s",
+                      file=sys.stderr)
+                return exitcodes.UNAVAILABLE
         stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
         try:
             return _run(args, stub, meta)

@@ -6,12 +6,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from arena.server.processes import GatewayProcess
+from arena.server.processes import GatewayProcess, free_port
 
 ORGANISER = "org-admin-cli"
 
@@ -86,3 +87,65 @@ def test_options_after_the_subcommand_and_an_unreachable_gateway(gateway: Gatewa
          "127.0.0.1:1"], capture_output=True, text=True, timeout=60, env=env)
     assert gone.returncode == 3, gone.stderr
     assert "UNAVAILABLE" in gone.stderr and "Traceback" not in gone.stderr
+
+
+def test_wait_gives_a_starting_gateway_time_and_then_says_it_is_unreachable(
+        tmp_path: Path) -> None:
+    """``--wait`` is for scripts that have just started a gateway (docs/scale-out.md):
+    the call waits for it to listen; with nothing there it stops after the time given,
+    exit 3 and one line."""
+    env = dict(os.environ, ARENA_ORGANISER_TOKEN=ORGANISER)
+    port = free_port()
+    cmd = [sys.executable, "-m", "arena.cli", "bot", "--gateway", f"127.0.0.1:{port}"]
+    waiting = subprocess.Popen([*cmd, "--wait", "60", "list", "--json"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # the call is made before anything listens on the port
+    assert waiting.poll() is None
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "arena.server", "--host", "127.0.0.1", "--port", str(port),
+         "--db", str(tmp_path / "gw.sqlite3")], env=env, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    try:
+        out, err = waiting.communicate(timeout=90)
+        assert waiting.returncode == 0, err
+        assert json.loads(out) == []
+    finally:
+        serve.terminate()
+        serve.wait(30)
+    gone = subprocess.run([*cmd, "--wait", "1", "list"], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert gone.returncode == 3
+    assert gone.stderr.strip() == f"arena bot: 127.0.0.1:{port}: not reachable within 1 s"
+    bad = subprocess.run([*cmd, "--wait", "soon", "list"], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert bad.returncode == 2 and "not a number of seconds" in bad.stderr
+
+
+def test_two_gateways_started_together_on_one_new_registry_file(tmp_path: Path) -> None:
+    """Switching a new SQLite file to WAL takes a lock the busy timeout does not wait for:
+    two gateways started at the same moment on one registry (docs/scale-out.md) both
+    come up and share it, every time."""
+    env = dict(os.environ, ARENA_ORGANISER_TOKEN=ORGANISER)
+    for attempt in range(6):
+        db = tmp_path / f"registry-{attempt}.sqlite3"
+        ports = [free_port() for _ in range(3)]
+        procs = [subprocess.Popen(
+            [sys.executable, "-m", "arena.server", "--host", "127.0.0.1", "--port", str(p),
+             "--db", str(db)], env=env, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True) for p in ports]
+        try:
+            cmd = [sys.executable, "-m", "arena.cli", "bot", "--wait", "60"]
+            reg = subprocess.run([*cmd, "--gateway", f"127.0.0.1:{ports[0]}", "register",
+                                  f"bot{attempt}"], capture_output=True, text=True,
+                                 timeout=90, env=env)
+            assert reg.returncode == 0, reg.stderr
+            listed = subprocess.run([*cmd, "--gateway", f"127.0.0.1:{ports[1]}", "list",
+                                     "--json"], capture_output=True, text=True, timeout=90,
+                                    env=env)
+            assert listed.returncode == 0, listed.stderr
+            assert [b["name"] for b in json.loads(listed.stdout)] == [f"bot{attempt}"]
+        finally:
+            for proc in procs:
+                proc.terminate()
+            errors = [proc.communicate(timeout=30)[1] for proc in procs]
+        assert not any("Traceback" in e or "locked" in e for e in errors), errors
