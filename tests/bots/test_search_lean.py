@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from arena.bots.search.lean import LeanRules, PlayState, move_text, parse_move
+from arena.bots.search.lean import NINES_MASK, LeanRules, PlayState, move_text, parse_move
 from arena.bots.search.scoring import DealContext, Evaluator
 from arena.bots.search.tracker import MatchTracker
 from arena.bots.search.world import deal_context
@@ -59,8 +59,6 @@ CONFIGS: list[tuple[str, dict[str, Any]]] = [
     ("german-1001", {"auction": True, "barrel": None}),
 ]
 
-_NINES = sum(1 << (s * 8 + 2) for s in range(4))
-_KQ = tuple((1 << (s * 8 + 5)) | (1 << (s * 8 + 4)) for s in range(4))
 
 
 def lean_from_game(game: Game) -> PlayState:
@@ -89,8 +87,8 @@ def context_from_game(game: Game) -> DealContext:
         golden_made=game.golden_made, no_barrel=game.no_barrel,
         forced_declarer=game.forced_declarer, deal_number=game.deal_index,
         deals_played=game.deals_played,
-        nines_dealt=[s for s in game.active if game.dealt[s] & _NINES == _NINES],
-        nines_held=([s for s in game.active if game.held[s] & _NINES == _NINES]
+        nines_dealt=[s for s in game.active if game.dealt[s] & NINES_MASK == NINES_MASK],
+        nines_held=([s for s in game.active if game.held[s] & NINES_MASK == NINES_MASK]
                     if game.held else None),
         talon=game.orig_talon,
     )

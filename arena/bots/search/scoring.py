@@ -24,14 +24,13 @@ from collections.abc import Sequence
 from arena.engine.game import PLAY, DealRecord, Game
 from arena.engine.rules import Rules
 
-#: The four nines, as a hand mask (card index = suit * 8 + rank, nine = rank 2).
-_NINES = sum(1 << (s * 8 + 2) for s in range(4))
+from .lean import NINES_MASK
 
 
 class DealContext:
     """The state of the game around the deal being played, as a seat sees it."""
 
-    __slots__ = ("_game", "active", "contract", "declarer", "n", "rules", "scores")
+    __slots__ = ("_game", "n", "rules", "scores")
 
     def __init__(
         self,
@@ -62,12 +61,9 @@ class DealContext:
         n = rules.players
         self.rules = rules
         self.n = n
-        self.scores = list(scores)
-        self.active = tuple(active)
-        self.declarer = declarer
-        self.contract = contract
         g = Game(rules)
-        g.scores = list(scores)
+        #: The standing before the deal (never changed: outcomes are scored on copies).
+        self.scores = g.scores = list(scores)
         g.bolts = list(bolts) if bolts is not None else [0] * n
         g.barrel_on = list(barrel_on) if barrel_on is not None else [False] * n
         g.barrel_tries = (list(barrel_tries) if barrel_tries is not None
@@ -82,17 +78,17 @@ class DealContext:
         #: The engine's ``deal_index`` while this deal is played (deals started so far).
         g.deal_index = deal_number
         g.deals_played = deal_number - 1 if deals_played is None else deals_played
-        g.active = self.active
+        g.active = tuple(active)
         g.declarer = declarer
         g.contract = contract
         g.blind_won = blind_won
         g.forced_declarer = forced_declarer
         g.orig_talon = talon
         for s in nines_dealt:
-            g.dealt[s] = _NINES
+            g.dealt[s] = NINES_MASK
         if nines_held is not None:
             # Hands after the talon and the gives; without them the engine uses the dealt.
-            g.held = [_NINES if s in nines_held else 0 for s in range(n)]
+            g.held = [NINES_MASK if s in nines_held else 0 for s in range(n)]
         g.phase = PLAY
         self._game = g
 
@@ -101,14 +97,20 @@ class DealContext:
         c = DealContext.__new__(DealContext)
         for name in DealContext.__slots__:
             setattr(c, name, getattr(self, name))
-        c.declarer = declarer
-        c.contract = contract
         g = c._game = self._game.copy()
         g.declarer = declarer
         g.contract = contract
         g.blind_won = blind_won
         g.forced_declarer = forced
         return c
+
+    @property
+    def declarer(self) -> int:
+        return self._game.declarer
+
+    @property
+    def contract(self) -> int:
+        return self._game.contract
 
     def _scratch(self) -> Game:
         g = self._game.copy()
