@@ -21,8 +21,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -194,6 +195,20 @@ class RedisProcess(Service):
             return False
         finally:
             client.close()
+
+
+@contextlib.contextmanager
+def redis_server(workdir: Path | None = None) -> Iterator[RedisProcess]:
+    """A private Redis for the length of a ``with`` block, stopped after it; its files go
+    in ``workdir`` or, without one, in a temporary directory removed afterwards."""
+    with contextlib.ExitStack() as stack:
+        if workdir is None:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-redis-")))
+        redis = RedisProcess.start(workdir, workdir / "redis.log")
+        try:
+            yield redis
+        finally:
+            redis.stop()
 
 
 class GatewayProcess(Service):

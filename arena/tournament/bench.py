@@ -14,9 +14,7 @@ import argparse
 import contextlib
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,18 +23,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.server.processes import redis_server
 from arena.tournament.executors import CeleryExecutor, Executor, LocalExecutor
 from arena.tournament.run import run_tournament
 from arena.tournament.spec import TournamentSpec, validate_spec
 from arena.tournament.store import ResultStore
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait(check: Any, timeout: float, what: str) -> None:
@@ -47,41 +40,6 @@ def _wait(check: Any, timeout: float, what: str) -> None:
                 return
         time.sleep(0.1)
     raise RuntimeError(f"timed out waiting for {what}")
-
-
-@contextlib.contextmanager
-def _redis(workdir: Path) -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise RuntimeError("redis-server is not installed; the Celery figures need it")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        import redis
-
-        client = redis.Redis(port=port, socket_timeout=1)
-        _wait(client.ping, 20, "redis-server")
-        client.close()
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @contextlib.contextmanager
@@ -212,7 +170,7 @@ def bench_tournament(
         db = f"sqlite:///{workdir / 'bench.sqlite3'}"
         ResultStore(db).close()
         with contextlib.ExitStack() as stack:
-            broker = stack.enter_context(_redis(workdir)) if celery else ""
+            broker = stack.enter_context(redis_server(workdir)).url if celery else ""
             for n in processes:
                 with contextlib.ExitStack() as per_n:
                     executors: dict[str, Executor] = {

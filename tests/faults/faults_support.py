@@ -14,56 +14,34 @@ from pathlib import Path
 import pytest
 from tournament_support import free_port, wait_for
 
+from arena.server.processes import RedisProcess
+
 
 class RestartableRedis:
-    """A redis-server without persistence, like the compose file's: a restart loses all."""
+    """A redis-server without persistence, like the compose file's: a restart loses all.
+
+    Each start is a :class:`RedisProcess` on the same port, so clients reconnect to it.
+    """
 
     def __init__(self, workdir: Path) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
+        if shutil.which("redis-server") is None:
             pytest.skip("redis-server is not installed")
-        self.binary = binary
         self.workdir = workdir
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.service: RedisProcess | None = None
         self.restarts = 0
         self.start()
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [
-                self.binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.workdir),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        import redis
-
-        def ping() -> bool:
-            client = redis.Redis(port=self.port, socket_timeout=1)
-            try:
-                return bool(client.ping())
-            finally:
-                client.close()
-
-        wait_for(ping, timeout=30, what="redis-server")
+        self.service = RedisProcess.start(self.workdir, self.workdir / "redis.log",
+                                          port=self.port, timeout=30)
 
     def stop(self, sig: int = signal.SIGKILL) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(timeout=20)
-        self.proc = None
+        if self.service is not None and self.service.alive():
+            self.service.signal(sig)
+            self.service.proc.wait(timeout=20)
+        self.service = None
 
     def restart(self, down_s: float = 1.0) -> None:
         self.stop()

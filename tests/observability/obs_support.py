@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -18,6 +17,8 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from arena.server.processes import redis_server as private_redis
 
 REPO = Path(__file__).resolve().parents[2]
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
@@ -152,42 +153,8 @@ def stop_process(proc: subprocess.Popen[Any], timeout: float = 10.0) -> None:
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     """A throw-away redis-server on a free loopback port; yields its URL."""
-    redis_bin = shutil.which("redis-server")
-    if redis_bin is None:
-        raise RuntimeError("redis-server is not installed")
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="arena-redis-") as tmp:
-        proc = subprocess.Popen(
-            [
-                redis_bin,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                tmp,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            import redis
-
-            def ping() -> bool:
-                client = redis.Redis(port=port, socket_timeout=1)
-                try:
-                    return bool(client.ping())
-                finally:
-                    client.close()
-
-            wait_for(ping, what="redis-server")
-            yield f"redis://127.0.0.1:{port}/0"
-        finally:
-            stop_process(proc)
+    with private_redis() as redis:
+        yield redis.url
 
 
 class Prometheus:

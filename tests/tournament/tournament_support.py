@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from arena.server.processes import redis_server as private_redis
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -48,47 +48,8 @@ def wait_for(
 @contextlib.contextmanager
 def redis_server() -> Iterator[str]:
     """A throw-away redis-server on a free loopback port; yields its URL."""
-    redis_bin = shutil.which("redis-server")
-    if redis_bin is None:
-        raise RuntimeError("redis-server is not installed")
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="arena-redis-") as tmp:
-        proc = subprocess.Popen(
-            [
-                redis_bin,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                tmp,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            import redis
-
-            def ping() -> bool:
-                client = redis.Redis(port=port, socket_timeout=1)
-                try:
-                    return bool(client.ping())
-                finally:
-                    client.close()
-
-            wait_for(ping, what="redis-server")
-            yield f"redis://127.0.0.1:{port}/0"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with private_redis() as redis:
+        yield redis.url
 
 
 @contextlib.contextmanager
