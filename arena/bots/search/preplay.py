@@ -28,7 +28,7 @@ from .inference import INCONSISTENT
 from .lean import KQ, mask_points
 from .rollout import _cheapest
 from .scoring import DealContext, Evaluator
-from .world import auction_highs
+from .world import auction_entries, auction_highs
 
 _BEFORE_TALON = ("blind", "auction", "sale-offer", "sale", "talon-choice")
 
@@ -61,12 +61,7 @@ def auction_steps(rules: Rules, obs: dict[str, Any]) -> tuple[list[AuctionStep],
     steps: list[AuctionStep] = []
     over = False
     first = True
-    for entry in obs.get("auction") or ():
-        try:
-            seat, text = int(entry[0]), str(entry[1])
-        except (TypeError, ValueError, IndexError):
-            continue
-        kind, _, value = text.partition(" ")
+    for seat, kind, value in auction_entries(obs):
         if over:
             continue
         if kind in ("bid", "blind") and value.isdigit():

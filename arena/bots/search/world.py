@@ -8,6 +8,7 @@ observation and the public history (:mod:`.tracker`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from arena.engine.rules import Rules
@@ -30,15 +31,22 @@ from .tracker import MatchTracker
 _AUCTION_VALUE_KINDS = ("bid", "blind", "buy")
 
 
-def auction_highs(obs: dict[str, Any]) -> dict[int, int]:
-    """The highest bid (or purchase) of each seat in this deal's auction."""
-    highs: dict[int, int] = {}
+def auction_entries(obs: dict[str, Any]) -> Iterator[tuple[int, str, str]]:
+    """The observation's auction as (seat, kind, value): ``[1, "bid 120"]`` is
+    ``(1, "bid", "120")``; malformed entries are skipped."""
     for entry in obs.get("auction") or ():
         try:
             seat, text = int(entry[0]), str(entry[1])
         except (TypeError, ValueError, IndexError):
             continue
         kind, _, value = text.partition(" ")
+        yield seat, kind, value
+
+
+def auction_highs(obs: dict[str, Any]) -> dict[int, int]:
+    """The highest bid (or purchase) of each seat in this deal's auction."""
+    highs: dict[int, int] = {}
+    for seat, kind, value in auction_entries(obs):
         if kind in _AUCTION_VALUE_KINDS and value.isdigit():
             highs[seat] = max(highs.get(seat, 0), int(value))
     return highs
@@ -266,4 +274,4 @@ def deal_context(rules: Rules, obs: dict[str, Any], tracker: MatchTracker,
     )
 
 
-__all__ = ["PlayWorlds", "auction_highs", "deal_context", "play_knowledge"]
+__all__ = ["PlayWorlds", "auction_entries", "auction_highs", "deal_context", "play_knowledge"]
