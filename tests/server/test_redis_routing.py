@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,14 @@ import redis
 
 from arena.engine import replay as rp
 from arena.match.types import DecisionRequest
-from arena.server.processes import BotProcess, GatewayProcess, RedisProcess, Service, stop_all
+from arena.server.processes import (
+    BotProcess,
+    GatewayProcess,
+    RedisProcess,
+    Service,
+    stop_all,
+    wait_until,
+)
 from arena.tournament.routing import (
     STALE_GRACE_S,
     RedisRemoteSeat,
@@ -38,16 +45,6 @@ from arena.tournament.store import ResultStore
 ORGANISER = "org-routing-test"
 GREEDY = "arena.server.builtin_remote:Greedy"
 RANDOM = "arena.server.builtin_remote:Random"
-
-
-def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Stack:
@@ -209,12 +206,13 @@ def test_a_bot_lost_mid_tournament_costs_strikes_and_nothing_else(
     def count() -> int:
         return stored_count(tmp_path / "lost.sqlite3", spec.name)
 
-    wait_until(lambda: count() >= 2 or not runner.is_alive(), 60, "the first results")
+    wait_until(lambda: count() >= 2 or not runner.is_alive(), timeout=60, what="the first results")
     assert "error" not in result, result
     bot.kill()
-    wait_until(lambda: "stopped serving requests for bot r" in stack.log(), 20, "the pump to stop")
+    wait_until(lambda: "stopped serving requests for bot r" in stack.log(),
+               timeout=20, what="the pump to stop")
     lost_at = count()
-    wait_until(lambda: count() >= lost_at + 3, 60, "matches played without the bot")
+    wait_until(lambda: count() >= lost_at + 3, timeout=60, what="matches played without the bot")
     stack.bot("r", RANDOM)
     runner.join(120)
     assert not runner.is_alive() and "error" not in result, result
@@ -291,22 +289,23 @@ def test_pumping_follows_the_bot_and_survives_a_redis_restart(
     time.sleep(max(0.0, asked + 0.3 + STALE_GRACE_S + 0.2 - time.time()))
     bot = stack.bot("solo", RANDOM)
     assert decide(url, "solo", n=1) in {"pass", "bid 110"}
-    wait_until(lambda: blpop_clients(url) == 1, 10, "the pump to wait on the list")
+    wait_until(lambda: blpop_clients(url) == 1, timeout=10, what="the pump to wait on the list")
     assert "dropping a stale request for bot solo" in stack.log()
 
     # Redis restarts: one line when it is lost, one when it is back, and routing goes on.
     port = stack.redis.port
     stack.redis.stop()
-    wait_until(lambda: "is unreachable" in stack.log(), 20, "the lost-Redis log line")
+    wait_until(lambda: "is unreachable" in stack.log(), timeout=20, what="the lost-Redis log line")
     stack.redis = RedisProcess.start(tmp_path / "redis", tmp_path / "redis2.log", port=port)
-    wait_until(lambda: "is reachable again" in stack.log(), 30, "the Redis-back log line")
+    wait_until(lambda: "is reachable again" in stack.log(),
+               timeout=30, what="the Redis-back log line")
     assert decide(url, "solo", n=2) in {"pass", "bid 110"}
     assert stack.log().count("is unreachable") == 1
     assert bot.alive() and stack.gateway.alive()
 
     # The last instance leaves: the pump stops and requests stay in Redis.
     bot.stop()
-    wait_until(lambda: blpop_clients(url) == 0, 20, "the pump to stop")
+    wait_until(lambda: blpop_clients(url) == 0, timeout=20, what="the pump to stop")
     with pytest.raises(RemoteTimeout):
         decide(url, "solo", deadline_ms=300, n=3)
     assert redis.Redis.from_url(url).llen(requests_key("solo")) == 1
@@ -339,7 +338,8 @@ def test_the_gateway_starts_while_redis_is_down(tmp_path: Path) -> None:
         routing_url=f"redis://:secret@127.0.0.1:{port}/0",
     )
     try:
-        text = wait_until(lambda: "not reachable yet" in gateway.log_text(), 20, "the line")
+        text = wait_until(lambda: "not reachable yet" in gateway.log_text(),
+                          timeout=20, what="the line")
         assert text
         log = gateway.log_text()
         assert "secret" not in log  # the password is not logged

@@ -14,7 +14,7 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import redis
 from thousand_bot.proto.thousand.v1 import organiser_pb2
 
 from arena.engine import replay as rp
-from arena.server.processes import BotProcess, GatewayProcess, RedisProcess, stop_all
+from arena.server.processes import BotProcess, GatewayProcess, RedisProcess, stop_all, wait_until
 from arena.tournament.routing import lease_key
 from arena.tournament.run import run_tournament
 from arena.tournament.spec import validate_spec
@@ -33,16 +33,6 @@ ORGANISER = "org-scale-out"
 GREEDY = "arena.server.builtin_remote:Greedy"
 RANDOM = "arena.server.builtin_remote:Random"
 BOTS = {"g1": GREEDY, "g2": GREEDY, "r1": RANDOM}
-
-
-def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Arena:
@@ -150,11 +140,11 @@ def _leases(url: str) -> dict[str, str]:
 
 def test_stopping_a_gateway_moves_its_bots_and_matches_to_the_other(arena: Arena) -> None:
     served_by_a = wait_until(lambda: all(_leases(arena.redis.url).values())
-                             and _leases(arena.redis.url), 20, "the leases")
+                             and _leases(arena.redis.url), timeout=20, what="the leases")
     spec = _spec(arena, "handover")
     runner, out = _in_background(spec)
-    wait_until(lambda: len(_stored_safe(spec)) >= 1 or not runner.is_alive(), 120,
-               "the first results")
+    wait_until(lambda: len(_stored_safe(spec)) >= 1 or not runner.is_alive(), timeout=120,
+               what="the first results")
     assert "error" not in out, out
     match_on_a = _start_on_a(arena)
     time.sleep(0.5)
@@ -166,7 +156,8 @@ def test_stopping_a_gateway_moves_its_bots_and_matches_to_the_other(arena: Arena
     # the match still being played in A.
     arena.b.wait_instances(BOTS, timeout=60, bots=arena.bots)
     wait_until(lambda: all(v and v != served_by_a[n]
-                           for n, v in _leases(arena.redis.url).items()), 30, "B's leases")
+                           for n, v in _leases(arena.redis.url).items()),
+               timeout=30, what="B's leases")
     runner.join(300)
     assert not runner.is_alive() and "error" not in out, out
     assert out["summary"].finished
@@ -202,8 +193,8 @@ def _stored_safe(spec: Any) -> list[Any]:
 def test_a_killed_gateway_is_replaced_by_the_one_standing_by(arena: Arena) -> None:
     spec = _spec(arena, "takeover")
     runner, out = _in_background(spec)
-    wait_until(lambda: len(_stored_safe(spec)) >= 2 or not runner.is_alive(), 120,
-               "the first results")
+    wait_until(lambda: len(_stored_safe(spec)) >= 2 or not runner.is_alive(), timeout=120,
+               what="the first results")
     assert "error" not in out, out
     arena.a.kill()
     arena.b.wait_instances(BOTS, timeout=60, bots=arena.bots)
