@@ -18,11 +18,12 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
+from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2, organiser_pb2_grpc
 
 from arena.match.types import MatchResult
 from arena.observability.exposition import MetricsSetupError, start_metrics_server
 from arena.observability.grpc_metrics import MetricsInterceptor
+from arena.server import wire
 from arena.server.admission import Admission
 from arena.server.auth import Authenticator, BotRegistry, TokenWatch
 from arena.server.hub import BotHub
@@ -147,7 +148,16 @@ class Gateway:
             options=options,
         )
         self._bots = BotService(self.hub, self.auth, self.metrics, self.watch)
-        bot_pb2_grpc.add_BotServiceServicer_to_server(self._bots, server)
+        # Registered by hand rather than with bot_pb2_grpc's helper: the stream also takes
+        # decision requests already serialised on the hot path (arena.server.wire).
+        play = grpc.stream_stream_rpc_method_handler(
+            self._bots.Play,
+            request_deserializer=bot_pb2.PlayRequest.FromString,
+            response_serializer=wire.serialize_response,
+        )
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(BOT_SERVICE, {"Play": play}),)
+        )
         organiser_pb2_grpc.add_OrganiserServiceServicer_to_server(
             OrganiserService(self.registry, self.hub, self.matches, self.auth, self.watch),
             server,

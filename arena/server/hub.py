@@ -28,7 +28,7 @@ from thousand_bot.proto.thousand.v1 import bot_pb2
 from arena.engine import NotationError, parse_action
 from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, PlatformError
-from arena.server import convert
+from arena.server import convert, wire
 from arena.server.limits import ACTION_MAX, StreamLimits, quote
 
 
@@ -79,7 +79,7 @@ class Outgoing:
 
     __slots__ = ("clock", "message")
 
-    def __init__(self, message: bot_pb2.PlayResponse, clock: BotClock) -> None:
+    def __init__(self, message: bytes, clock: BotClock) -> None:
         self.message = message
         self.clock = clock
 
@@ -383,14 +383,7 @@ class BotHub:
     def _deliver(self, pending: Pending, conn: Connection) -> None:
         pending.connection = conn
         conn.pending.add(pending.request.request_id)
-        conn.send(
-            Outgoing(
-                bot_pb2.PlayResponse(
-                    decision_request=convert.decision_request_to_proto(pending.request)
-                ),
-                pending.clock,
-            )
-        )
+        conn.send(Outgoing(wire.decision_request_bytes(pending.request), pending.clock))
 
     async def _deliver_later(self, pending: Pending) -> None:
         conn = await self._instance_for(pending.bot, pending.request.match_id)

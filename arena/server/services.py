@@ -280,12 +280,15 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             await context.write(welcome)
             outbox = conn.outbox
             while True:
-                message = await outbox.get()
-                if message is None:
+                item = await outbox.get()
+                if item is None:
                     break
-                if type(message) is Outgoing:
-                    message.clock.start()  # the bot's time runs from here
-                    message = message.message
+                message: bot_pb2.PlayResponse | bytes
+                if type(item) is Outgoing:
+                    item.clock.start()  # the bot's time runs from here
+                    message = item.message
+                else:
+                    message = item  # type: ignore[assignment]  # not None, not Outgoing
                 conn.writing_since = time.monotonic()
                 await context.write(message)
                 conn.writing_since = 0.0

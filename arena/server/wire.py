@@ -1,0 +1,291 @@
+"""The bytes of a decision request, written straight from the referee's request.
+
+Every decision the gateway sends is one ``PlayResponse{decision_request}`` of a few hundred
+bytes. Built through the protobuf runtime it took a message object for every auction
+entry, trick card and marriage, a constructor call with thirty keyword arguments and a
+serialisation: together the largest single cost of a decision in the gateway. The wire
+format of these messages is small and fixed (``proto/thousand/v1``), so the hot path
+writes the bytes itself, in field-number order as the runtime does.
+
+Only the shape the engine produces takes this path: every key of
+:data:`arena.server.convert.OBSERVATION_KEYS` present and nothing else, each value of
+exactly the expected type. Anything else (an extra key, a value of another type) raises
+:class:`Unencodable` inside, and :func:`decision_request_bytes` builds the message the
+usual way instead, which also carries unknown keys in ``extra_json``. The tests decode the
+bytes with the protobuf runtime and compare them with the message built the usual way,
+for every preset and every phase of play.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from thousand_bot.proto.thousand.v1 import bot_pb2
+
+from arena.match.types import DecisionRequest
+from arena.server import convert
+
+_INT32_MIN = -(2**31)
+_INT32_MAX = 2**31 - 1
+
+
+class Unencodable(ValueError):
+    """A value the fast encoder does not write (the runtime's path takes it)."""
+
+
+def _encode_varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+#: Varints of 0..16383 (every count, seat, score and length these messages hold).
+_SMALL = tuple(_encode_varint(i) for i in range(1 << 14))
+
+
+def _varint(n: int) -> bytes:
+    if 0 <= n < 16384:
+        return _SMALL[n]
+    if n > _INT32_MAX or n < _INT32_MIN:
+        raise Unencodable("integer out of the int32 range")
+    if n < 0:
+        n += 1 << 64  # int32 negatives are sign-extended to ten bytes
+    return _encode_varint(n)
+
+
+def _key(field: int, wire_type: int) -> bytes:
+    return _SMALL[field << 3 | wire_type]
+
+
+#: Length-prefixed UTF-8 of the short strings that recur in every request: card names,
+#: suits, phases, actions. Bounded, so odd strings cannot grow it.
+_STRINGS: dict[str, bytes] = {}
+_STRINGS_MAX = 8192
+_STRING_CACHED_LEN = 24
+
+
+#: Whole packed fields by value: scores, trick counts and hand sizes repeat from one
+#: request to the next. Cleared when full.
+_PACKED: dict[tuple[Any, ...], bytes] = {}
+_PACKED_MAX = 16384
+
+
+def _text(value: object) -> bytes:
+    """A string's length prefix and bytes."""
+    if type(value) is not str:
+        raise Unencodable("not a string")
+    cached = _STRINGS.get(value)
+    if cached is not None:
+        return cached
+    raw = value.encode("utf-8")
+    encoded = _varint(len(raw)) + raw
+    if len(value) <= _STRING_CACHED_LEN and len(_STRINGS) < _STRINGS_MAX:
+        _STRINGS[value] = encoded
+    return encoded
+
+
+def _int(value: object) -> int:
+    if type(value) is not int:
+        raise Unencodable("not an integer")
+    return value
+
+
+def _seq(value: object) -> Sequence[Any]:
+    if type(value) is not list and type(value) is not tuple:
+        raise Unencodable("not a list")
+    return value
+
+
+def _packed(field: int, value: object) -> bytes:
+    """A packed ``repeated int32`` field (empty: nothing), remembered by value."""
+    items = _seq(value)
+    if not items:
+        return b""
+    key = (field, *items)
+    encoded = _PACKED.get(key)
+    if encoded is None:
+        body = b"".join([_varint(_int(v)) for v in items])
+        encoded = _key(field, 2) + _varint(len(body)) + body
+        if len(_PACKED) >= _PACKED_MAX:
+            _PACKED.clear()
+        _PACKED[key] = encoded
+    return encoded
+
+
+def _int32(key: bytes, value: object) -> bytes:
+    """An implicit-presence int32: nothing when zero."""
+    if type(value) is not int:
+        raise Unencodable("not an integer")
+    return key + _varint(value) if value else b""
+
+
+def _optional_int32(key: bytes, value: object) -> bytes:
+    """An ``optional int32``: written whenever set, zero included."""
+    if value is None:
+        return b""
+    if type(value) is not int:
+        raise Unencodable("not an integer")
+    return key + _varint(value)
+
+
+def _string(key: bytes, value: object) -> bytes:
+    if type(value) is not str:
+        raise Unencodable("not a string")
+    return key + _text(value) if value else b""
+
+
+def _strings(key: bytes, value: object) -> bytes:
+    return b"".join([key + _text(item) for item in _seq(value)])
+
+
+def _message(key: bytes, body: bytes) -> bytes:
+    return key + _varint(len(body)) + body
+
+
+def _pairs(value: object, size: int) -> Sequence[Sequence[Any]]:
+    items = _seq(value)
+    for item in items:
+        if (type(item) is not list and type(item) is not tuple) or len(item) != size:
+            raise Unencodable("not a pair")
+    return items
+
+
+# Keys of the nested messages' fields (common.proto).
+_K1_INT = _key(1, 0)
+_K2_INT = _key(2, 0)
+_K3_INT = _key(3, 0)
+_K1_STR = _key(1, 2)
+_K2_STR = _key(2, 2)
+
+
+def _seat_text(key: bytes, value: object) -> bytes:
+    """Repeated ``{int32 seat = 1; string x = 2}`` (AuctionEntry, TrickCard, ShownMarriage)."""
+    return b"".join(
+        [
+            _message(key, _int32(_K1_INT, seat) + _string(_K2_STR, text))
+            for seat, text in _pairs(value, 2)
+        ]
+    )
+
+
+def _given(value: object) -> bytes:
+    """Repeated GivenCard ``{string card = 1; int32 seat = 2}``."""
+    return b"".join(
+        [
+            _message(_key(17, 2), _string(_K1_STR, card) + _int32(_K2_INT, seat))
+            for card, seat in _pairs(value, 2)
+        ]
+    )
+
+
+def _marriages(value: object) -> bytes:
+    """Repeated Marriage ``{int32 seat = 1; string suit = 2; int32 points = 3}``."""
+    return b"".join(
+        [
+            _message(
+                _key(20, 2),
+                _int32(_K1_INT, seat) + _string(_K2_STR, suit) + _int32(_K3_INT, points),
+            )
+            for seat, suit, points in _pairs(value, 3)
+        ]
+    )
+
+
+def _barrel(value: object) -> bytes:
+    items = _seq(value)
+    if not items:
+        return b""
+    if not all(type(v) is bool for v in items):
+        raise Unencodable("not a bool")
+    return _key(9, 2) + _varint(len(items)) + bytes(items)
+
+
+def _boolean(key: bytes, value: object) -> bytes:
+    if type(value) is not bool:
+        raise Unencodable("not a bool")
+    return key + b"\x01" if value else b""
+
+
+_KEY_COUNT = len(convert.OBSERVATION_KEYS)
+_K = [_key(f, 0) for f in range(30)]  # varint fields
+_L = [_key(f, 2) for f in range(30)]  # length-delimited fields
+_EXTRA_JSON = _L[25] + _text("{}")  # no extra keys: what the runtime's path writes too
+
+
+def observation_bytes(obs: Mapping[str, Any]) -> bytes:
+    """``Observation`` bytes of an observation shaped as the engine makes it; raises
+    :class:`Unencodable` (or KeyError) for anything else."""
+    if len(obs) != _KEY_COUNT:
+        raise Unencodable("not the engine's keys")
+    trump = obs["trump"]
+    return b"".join(
+        (
+            _int32(_K[1], obs["seat"]),
+            _int32(_K[2], obs["players"]),
+            _int32(_K[3], obs["dealer"]),
+            _int32(_K[4], obs["deal"]),
+            _string(_L[5], obs["phase"]),
+            _optional_int32(_K[6], obs["to_act"]),
+            _strings(_L[7], obs["hand"]),
+            _packed(8, obs["scores"]),
+            _barrel(obs["barrel"]),
+            _packed(10, obs["active"]),
+            _seat_text(_L[11], obs["auction"]),
+            _optional_int32(_K[12], obs["bid"]),
+            _optional_int32(_K[13], obs["declarer"]),
+            _optional_int32(_K[14], obs["contract"]),
+            _boolean(_K[15], obs["blind"]),
+            _strings(_L[16], obs["talon"]),
+            _given(obs["given"]),
+            _strings(_L[18], obs["received"]),
+            b"" if trump is None else _L[19] + _text(trump),
+            _marriages(obs["marriages"]),
+            _seat_text(_L[21], obs["trick"]),
+            _optional_int32(_K[22], obs["leader"]),
+            _packed(23, obs["tricks_taken"]),
+            _packed(24, obs["hand_sizes"]),
+            _EXTRA_JSON,
+            _packed(26, obs["bolts"]),
+            _strings(_L[27], obs["discarded"]),
+            _seat_text(_L[28], obs["shown_marriages"]),
+            _packed(29, obs["points_taken"]),
+        )
+    )
+
+
+_PLAY_RESPONSE_REQUEST = _key(2, 2)
+
+
+def _fast_request(request: DecisionRequest) -> bytes:
+    body = b"".join(
+        (
+            _string(_L[1], request.match_id),
+            _string(_L[2], request.request_id),
+            _int32(_K[3], request.seat),
+            _message(_L[4], observation_bytes(request.observation)),
+            _strings(_L[5], request.legal),
+            _int32(_K[6], max(0, int(request.deadline_ms))),
+            _int32(_K[7], max(0, int(request.time_bank_ms))),
+        )
+    )
+    return _message(_PLAY_RESPONSE_REQUEST, body)
+
+
+def decision_request_bytes(request: DecisionRequest) -> bytes:
+    """The serialised ``PlayResponse`` carrying this request, as the bot will read it."""
+    try:
+        return _fast_request(request)
+    except (Unencodable, KeyError):
+        message = bot_pb2.PlayResponse(decision_request=convert.decision_request_to_proto(request))
+        return message.SerializeToString()
+
+
+def serialize_response(message: bot_pb2.PlayResponse | bytes) -> bytes:
+    """The ``Play`` stream's response serializer: messages, or bytes already encoded."""
+    if type(message) is bytes:
+        return message
+    return message.SerializeToString()  # type: ignore[union-attr]
