@@ -35,6 +35,7 @@ import asyncio
 import collections
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,8 +123,8 @@ class PlatformError(RuntimeError):
 class BotClock:
     """When one decision's bot time started and stopped (``time.perf_counter`` seconds)."""
 
-    __slots__ = ("_started", "created", "reported_bot_s", "reported_platform_s", "stalls",
-                 "started", "stopped")
+    __slots__ = ("_started", "created", "hook", "reported_bot_s", "reported_platform_s",
+                 "stalls", "started", "stopped")
 
     def __init__(self, stalls: LoopStalls | None = None) -> None:
         self.stalls = stalls
@@ -133,6 +134,9 @@ class BotClock:
         self.reported_bot_s: float | None = None
         self.reported_platform_s = 0.0
         self._started: asyncio.Future[None] | None = None
+        #: Told synchronously of the start (``True``) and of the stop (``False``): how
+        #: :func:`wait_answer` follows the clock without waking the waiting task.
+        self.hook: Callable[[bool], None] | None = None
 
     def start(self, at: float | None = None) -> None:
         """The bot can see the request from now on (idempotent: the first call counts)."""
@@ -142,6 +146,8 @@ class BotClock:
         fut = self._started
         if fut is not None and not fut.done():
             fut.set_result(None)
+        if self.hook is not None:
+            self.hook(True)
 
     def stop(self, at: float | None = None) -> None:
         """The bot's answer was read (the first call counts)."""
@@ -149,6 +155,8 @@ class BotClock:
             self.stopped = time.perf_counter() if at is None else at
             if self.started is None:
                 self.start(self.stopped)
+            if self.hook is not None:
+                self.hook(False)
 
     def report(self, bot_s: float, platform_s: float = 0.0) -> None:
         """The bot's time as measured by a remote transport, and the delay it added."""
@@ -204,29 +212,123 @@ class Waited:
     platform_fault: bool = False
 
 
-class _Wake:
-    """One reusable wake-up for :func:`wait_answer`: a done-callback for the futures it
-    watches and a timer, cheaper than ``asyncio.wait`` on every decision."""
+_PLATFORM, _BUDGET, _GRACE = 0, 1, 2
 
-    __slots__ = ("fut", "loop")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+class _Watch:
+    """What :func:`wait_answer` waits for, followed by callbacks rather than by the task.
+
+    Every decision of every remote match goes through here, so the waiting task is woken
+    once, when the wait is over, and nothing in between: the clock's start re-arms the
+    timer from the clock's hook, a timer that fires while the bot still has time re-arms
+    itself, and an answer read by the gateway's hub (which stops the clock just before it
+    hands over the answer) wakes the task directly.
+    """
+
+    __slots__ = ("budget_s", "clock", "expected", "grace", "graced", "kind", "loop",
+                 "platform_fault", "stop", "task", "timed_out", "timer", "waiter", "watching")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        task: asyncio.Future[Any],
+        clock: BotClock,
+        budget_s: float,
+        stop: asyncio.Future[Any] | None,
+        platform_limit_s: float,
+    ) -> None:
         self.loop = loop
-        self.fut: asyncio.Future[None] | None = None
+        self.task = task
+        self.clock = clock
+        self.budget_s = budget_s
+        self.stop = stop
+        self.waiter: asyncio.Future[None] = loop.create_future()
+        self.timer: asyncio.TimerHandle | None = None
+        self.kind = _PLATFORM
+        self.expected = 0.0
+        self.grace = READ_GRACE_S
+        self.graced = False
+        self.timed_out = False
+        self.platform_fault = False
+        task.add_done_callback(self._done)
+        self.watching = True
+        if stop is not None:
+            stop.add_done_callback(self._done)
+        clock.hook = self._clock
+        if clock.started is None:
+            self._arm(platform_limit_s, _PLATFORM)
+        else:
+            self._arm(budget_s - clock.bot_s(), _BUDGET)
 
-    def __call__(self, _done: Any = None) -> None:
-        fut = self.fut
-        if fut is not None and not fut.done():
-            fut.set_result(None)
+    def _arm(self, delay: float, kind: int) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.kind = kind
+        self.expected = self.loop.time() + max(0.0, delay)
+        self.timer = self.loop.call_at(self.expected, self._tick)
 
-    async def sleep(self, timeout: float) -> None:
-        self.fut = self.loop.create_future()
-        timer = self.loop.call_later(timeout, self)
-        try:
-            await self.fut
-        finally:
-            timer.cancel()
-            self.fut = None
+    def _wake(self) -> None:
+        if not self.waiter.done():
+            self.waiter.set_result(None)
+
+    def _done(self, _fut: Any = None) -> None:
+        self._wake()
+
+    def _clock(self, started: bool) -> None:
+        if started:
+            # The bot's time runs from now: the platform's limit gives way to its budget.
+            self.graced = False
+            self._arm(self.budget_s - self.clock.bot_s(), _BUDGET)
+        else:
+            # The answer was read; its future is resolved right after, so the done
+            # callback would only be a second, useless wake-up.
+            if self.watching:
+                self.task.remove_done_callback(self._done)
+                self.watching = False
+            self._wake()
+
+    def _tick(self) -> None:
+        self.timer = None
+        clock = self.clock
+        if clock.started is None:
+            self.platform_fault = True
+            self._wake()
+            return
+        if self.kind == _BUDGET:
+            # A timer that fired late means the loop was busy: answers may be waiting to
+            # be read behind the same backlog.
+            lateness = self.loop.time() - self.expected
+            self.grace = min(READ_GRACE_MAX_S, max(self.grace, lateness))
+        left = self.budget_s - clock.bot_s()
+        if left > 0:  # stalls were given back to the bot: it has time left
+            self.graced = False
+            self._arm(left, _BUDGET)
+        elif not self.graced:
+            # Time is up by the clock, but an answer may be waiting to be read behind the
+            # same backlog, and a stall may not be recorded yet: look once more.
+            self.graced = True
+            self._arm(self.grace, _GRACE)
+        else:
+            self.timed_out = True
+            self._wake()
+
+    def rearm(self) -> None:
+        """Wait again (woken with nothing decided: a clock stopped without an answer)."""
+        self.waiter = self.loop.create_future()
+        if not self.watching:
+            self.task.add_done_callback(self._done)
+            self.watching = True
+
+    def close(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.clock.hook == self._clock:
+            self.clock.hook = None
+        if self.watching:
+            self.task.remove_done_callback(self._done)
+        if self.stop is not None:
+            self.stop.remove_done_callback(self._done)
 
 
 async def wait_answer(
@@ -243,48 +345,22 @@ async def wait_answer(
     (``answered`` False) or the platform failed to start the clock in time. The caller
     cancels the task when it did not answer.
     """
-    loop = asyncio.get_running_loop()
-    wake = _Wake(loop)
-    watched: list[asyncio.Future[Any]] = [task]
-    if stop is not None:
-        watched.append(stop)
-    if clock.started is None:
-        watched.append(clock.started_future())
-    for fut in watched:
-        fut.add_done_callback(wake)
+    if task.done():
+        return Waited(True)
+    if stop is not None and stop.done():
+        return Waited(False, stopped=True)
+    watch = _Watch(asyncio.get_running_loop(), task, clock, budget_s, stop, platform_limit_s)
     try:
-        limit = loop.time() + platform_limit_s
-        while clock.started is None:
-            if task.done():
-                return Waited(True)
-            if stop is not None and stop.done():
-                return Waited(False, stopped=True)
-            left = limit - loop.time()
-            if left <= 0:
-                return Waited(False, platform_fault=True)
-            await wake.sleep(left)
-        grace = READ_GRACE_S
-        graced = False
         while True:
+            await watch.waiter
             if task.done():
                 return Waited(True)
             if stop is not None and stop.done():
                 return Waited(False, stopped=True)
-            left = budget_s - clock.bot_s()
-            if left <= 0:
-                if graced:
-                    return Waited(False)
-                # Time is up by the clock, but an answer may be waiting to be read behind
-                # the same backlog, and a stall may not be recorded yet: look once more.
-                graced = True
-                await wake.sleep(grace)
-                continue
-            graced = False
-            expected = loop.time() + left
-            await wake.sleep(left)
-            # A timer that fired late means the loop was busy: answers may be waiting to
-            # be read behind the same backlog.
-            grace = min(READ_GRACE_MAX_S, max(grace, loop.time() - expected))
+            if watch.platform_fault:
+                return Waited(False, platform_fault=True)
+            if watch.timed_out:
+                return Waited(False)
+            watch.rearm()
     finally:
-        for fut in watched:
-            fut.remove_done_callback(wake)
+        watch.close()

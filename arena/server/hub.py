@@ -68,6 +68,9 @@ class Pending:
     connection: Connection | None = None
     #: Waits for an instance to connect when none could take the request at once.
     waiter: asyncio.Task[None] | None = None
+    #: The future's done callback that forgets the request (timeouts, withdrawals); an
+    #: answer forgets it at once instead.
+    settle: Callable[[Any], None] | None = None
 
 
 class Outgoing:
@@ -365,7 +368,8 @@ class BotHub:
             clock=clock if clock is not None else BotClock(),
         )
         self._pending[request.request_id] = pending
-        pending.future.add_done_callback(lambda _f: self._settle(pending))
+        pending.settle = lambda _f: self._settle(pending)
+        pending.future.add_done_callback(pending.settle)
         conn = self._pick(bot, request.match_id)
         if conn is None:
             pending.clock.start()
@@ -415,7 +419,10 @@ class BotHub:
         clock = pending.clock
         clock.stop(now)
         outcome, text, why = classify_action(decision.action, pending.legal)
+        if pending.settle is not None:  # forgotten here rather than one loop turn later
+            pending.future.remove_done_callback(pending.settle)
         pending.future.set_result(text)
+        self._settle(pending)
         if self.on_delay is not None:
             self.on_delay(clock.platform_s())
         if self.on_answer is not None:
@@ -462,7 +469,9 @@ class BotHub:
         elif self._last_event.get(key) is event:
             return
         self._last_event[key] = event
-        encoder = self._encoders.setdefault(key, convert.EventEncoder())
+        encoder = self._encoders.get(key)
+        if encoder is None:
+            encoder = self._encoders[key] = convert.EventEncoder()
         if index is not None:
             # The match's own number: the same whichever gateway delivers the event.
             encoder.sequence = index
