@@ -11,6 +11,7 @@ from thousand_bot.proto.thousand.v1 import bot_pb2 as sdk_bot_pb2
 
 from arena.engine import PRESETS, Game, Rules
 from arena.match.types import DecisionRequest
+from arena.server import wire
 from arena.server.convert import EventEncoder, decision_request_to_proto, observation_to_proto
 
 
@@ -39,6 +40,10 @@ def test_observations_survive_the_wire(preset: str) -> None:
             )
             assert back == obs, (preset, step, seat)
             assert len(data) < 4096
+            # The gateway's own bytes (arena.server.wire) arrive the same.
+            sent = wire.decision_request_bytes(DecisionRequest("m", "r", seat, obs, (), 1, 1))
+            response = sdk_bot_pb2.PlayResponse.FromString(sent)
+            assert observation_to_dict(response.decision_request.observation) == obs
         legal = [str(a) for a in game.legal_actions()]
         game.apply(_pick(legal, step))
         step += 1

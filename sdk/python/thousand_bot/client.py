@@ -235,7 +235,7 @@ class BotClient:
         """Answer at once for a plain bot; an ``async`` bot's answers run as tasks, so one
         connection thinks about many matches at the same time."""
         started = time.perf_counter()
-        legal = list(msg.legal_actions)
+        legal = msg.legal_actions[:]
         request = Request(
             match_id=msg.match_id,
             request_id=msg.request_id,
@@ -250,7 +250,7 @@ class BotClient:
         except Exception:
             log.exception("the bot raised on request %s; answering %r", msg.request_id, legal[:1])
             result = legal[0] if legal else "pass"
-        if inspect.isawaitable(result):
+        if type(result) is not str and inspect.isawaitable(result):
             task = asyncio.ensure_future(self._later(call, msg, started, result))
             self._thinking.add(task)
             task.add_done_callback(self._thinking.discard)
@@ -276,7 +276,12 @@ class BotClient:
         )
         self.decisions += 1
         try:
-            async with self._write_lock:
+            if self._thinking or self._write_lock.locked():
+                async with self._write_lock:
+                    await call.write(bot_pb2.PlayRequest(decision=decision))
+            else:
+                # A plain bot answers from the stream's reader alone: no other write can
+                # be under way, so the lock is skipped on this, the usual path.
                 await call.write(bot_pb2.PlayRequest(decision=decision))
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
             # Sent again after the reconnect; the server takes it if it is still waiting.
