@@ -167,6 +167,7 @@ class _Match:
         on_event: EventSink | None,
         stop: asyncio.Event | None,
         labels: Sequence[str] | None = None,
+        on_event_nowait: Callable[[JSON], None] | None = None,
     ) -> None:
         self.spec = spec
         self.rules = rules
@@ -187,6 +188,10 @@ class _Match:
         #: Whether delivering an event ever has to wait (a remote seat, a spectator).
         self.events_wait = bool(self.awaited) or on_event is not None
         self.on_event = on_event
+        #: A spectator that takes events as a plain call (the gateway's event log).
+        self.spectator_nowait = on_event_nowait
+        #: Whether anything takes events without waiting.
+        self.nowait = bool(self.hooks) or on_event_nowait is not None
         self.stop = stop
         self.stop_task: asyncio.Future[Any] | None = None
         self.annotations: dict[tuple[int, int], str] = {}
@@ -216,9 +221,14 @@ class _Match:
                 hook(match_id, event)
             except Exception:  # a seat that cannot take an event still plays
                 self._event_failed(f"seat {st.name}", event)
+        if self.spectator_nowait is not None:
+            try:
+                self.spectator_nowait(event)
+            except Exception:
+                self._event_failed("the spectator", event)
 
     async def emit(self, event: JSON) -> None:
-        if self.hooks:
+        if self.nowait:
             self.emit_now(event)
         if not self.events_wait:
             return
@@ -254,7 +264,7 @@ class _Match:
         """
         raw = rec.events
         if len(raw) > self.cursor:
-            if not self.listeners and not self.events_wait:
+            if not self.listeners and not self.events_wait and self.spectator_nowait is None:
                 # Nobody follows the match: only the deal count needs the events.
                 for item in raw[self.cursor :]:
                     if item[0] == "deal_end":
@@ -621,10 +631,13 @@ async def run_match(
     on_event: EventSink | None = None,
     stop: asyncio.Event | None = None,
     labels: Sequence[str] | None = None,
+    on_event_nowait: Callable[[JSON], None] | None = None,
 ) -> MatchResult:
     """Play one match to its end (completed, forfeit or aborted when ``stop`` is set).
 
     ``labels`` name the seats in the metrics (a tournament's participant names).
+    ``on_event`` is awaited with every public event; ``on_event_nowait`` is called with
+    it, for a spectator that only records (cheaper: no coroutine per event).
     Raises ``RulesError`` for bad rules and ``ValueError`` when the number of seats does
     not match the rules; any other exception is a bug (counted as status ``error``).
     """
@@ -633,7 +646,7 @@ async def run_match(
         raise ValueError(
             f"match {spec.match_id}: {len(seats)} seats for {rules.players} players"
         )
-    match = _Match(spec, rules, seats, on_event, stop, labels)
+    match = _Match(spec, rules, seats, on_event, stop, labels, on_event_nowait)
     m.MATCHES_RUNNING.inc()
     status = "error"
     started = time.perf_counter()

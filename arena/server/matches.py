@@ -142,11 +142,25 @@ class RunningMatch:
     spec: MatchSpec
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     log: EventLog | None = field(default_factory=EventLog)
-    #: Set and replaced at each new event, for the spectators waiting on the newest one.
-    news: asyncio.Event = field(default_factory=asyncio.Event)
+    #: What spectators waiting for the next event wait on; made by the first of them, set
+    #: and dropped at the next event (so a match nobody watches makes none).
+    news: asyncio.Event | None = None
     task: asyncio.Task[None] | None = None
     result: MatchResult | None = None
     finished: bool = False
+
+    def listen(self) -> asyncio.Event:
+        """The event to wait on for anything newer than what has been read so far."""
+        if self.news is None:
+            self.news = asyncio.Event()
+        return self.news
+
+    def tell(self) -> None:
+        """Something new: wake the spectators waiting."""
+        news = self.news
+        if news is not None:
+            self.news = None
+            news.set()
 
 
 ResultHook = Callable[[MatchResult], Awaitable[None] | None]
@@ -322,13 +336,15 @@ class MatchManager:
     async def _run(self, match: RunningMatch, seats: list[Seat]) -> None:
         from arena.referee.runner import run_match
 
-        async def record(event: JSON) -> None:
-            await self._append(match, event)
+        def record(event: JSON) -> None:
+            self._append(match, event)
 
         admitted = False
         try:
             admitted = await self._admit(match)
-            match.result = await run_match(match.spec, seats, on_event=record, stop=match.stop)
+            match.result = await run_match(
+                match.spec, seats, stop=match.stop, on_event_nowait=record
+            )
         except Exception:
             log.exception("match %s failed", match.spec.match_id)
         finally:
@@ -336,7 +352,7 @@ class MatchManager:
                 self.admission.release()
             match.finished = True
             self.hub.release_match(match.spec.match_id)
-            match.news.set()
+            match.tell()
             self._finished_order.append(match.spec.match_id)
             self._trim()
         result = match.result
@@ -378,12 +394,10 @@ class MatchManager:
             await acquire
         return False
 
-    async def _append(self, match: RunningMatch, event: JSON) -> None:
+    def _append(self, match: RunningMatch, event: JSON) -> None:
         if match.log is not None:
             match.log.append(event)
-        news = match.news
-        match.news = asyncio.Event()
-        news.set()
+        match.tell()
 
     # --- watching ---------------------------------------------------------------------
 
@@ -409,7 +423,7 @@ class MatchManager:
     ) -> AsyncIterator[common_pb2.MatchEvent]:
         position = 0
         while True:
-            news = match.news
+            news = match.listen()
             first = events.first
             if position < first:  # dropped before this spectator read them
                 yield _truncated(match.spec.match_id, position, first, events.max_bytes)
