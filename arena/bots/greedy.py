@@ -100,6 +100,9 @@ class GreedyBot:
         self.needs_trick = rules.marriage_needs_trick
         self.talon_size = rules.talon_size
 
+    #: The only events :meth:`on_event` reads; the referee skips the others.
+    event_types = frozenset({"match_start", "deal_start", "trick"})
+
     def on_event(self, event: JSON) -> None:
         kind = event.get("type")
         if kind == "trick":

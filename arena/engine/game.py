@@ -1687,11 +1687,22 @@ def public_text(action: Action) -> str:
     return str(action)
 
 
-def events_public(rec: DealRecord) -> list[dict[str, Any]]:
-    """The public form of a deal's events: hidden cards stay hidden."""
+#: The public event type each of the engine's raw event kinds becomes.
+PUBLIC_TYPE = {"action": "action", "auto": "action", "trick": "trick", "marriage": "marriage",
+               "redeal": "redeal", "deal_end": "deal_end"}
+
+
+def events_public(rec: DealRecord, start: int = 0) -> list[dict[str, Any]]:
+    """The public form of a deal's events (from the ``start``-th on): hidden cards stay
+    hidden."""
+    return public_events(rec.events[start:] if start else rec.events)
+
+
+def public_events(raw: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """The public form of raw engine events (see :func:`events_public`)."""
     out: list[dict[str, Any]] = []
     face_down = False
-    for ev in rec.events:
+    for ev in raw:
         kind = ev[0]
         if kind == "action":
             action = ev[2]

@@ -35,7 +35,7 @@ from typing import Any
 from arena.bots import BUILTIN_BOTS, get_bot, seat_seed
 from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_action
 from arena.engine import commitment as cm
-from arena.engine.game import DealRecord, events_public
+from arena.engine.game import PUBLIC_TYPE, DealRecord, events_public, public_events
 from arena.engine.replay import replay_from_game
 from arena.match.fallback import fallback_action
 from arena.match.types import (
@@ -113,8 +113,8 @@ _RULES_CACHE: dict[tuple[str, int | None], Rules] = {}
 class _SeatState:
     """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
-    __slots__ = ("bank_ms", "clocked", "direct", "event_hook", "in_process", "label", "name",
-                 "seat", "stats", "tally", "wants_events")
+    __slots__ = ("bank_ms", "clocked", "direct", "event_hook", "event_types", "in_process",
+                 "label", "name", "seat", "stats", "tally", "wants_events")
 
     def __init__(self, seat: Seat, name: str, bank_ms: int, label: str | None = None) -> None:
         self.seat = seat
@@ -124,6 +124,11 @@ class _SeatState:
         self.in_process = bool(getattr(seat, "in_process", False))
         self.clocked = callable(getattr(seat, "decide_clocked", None))
         self.wants_events = bool(getattr(seat, "wants_events", True))
+        #: The only event types the seat takes (None: every type).
+        types = getattr(seat, "event_types", None)
+        self.event_types: frozenset[str] | None = (
+            frozenset(types) if types is not None else None
+        )
         #: The ``bot`` label of this seat's metrics: the participant's name in a tournament
         #: (so greedy-1 and greedy-2 stay apart, as in the ratings), else the seat's name.
         self.label = label or seat.name or name
@@ -184,6 +189,8 @@ class _Match:
         ]
         self.listeners = [st for st in self.states if st.wants_events]
         self.hooks = [(st, st.event_hook) for st in self.listeners if st.event_hook is not None]
+        #: The hooks that take each event type, worked out at its first event.
+        self.hooks_by_type: dict[str, list[tuple[_SeatState, Callable[[str, JSON], None]]]] = {}
         self.awaited = [st for st in self.listeners if st.event_hook is None]
         #: Whether delivering an event ever has to wait (a remote seat, a spectator).
         self.events_wait = bool(self.awaited) or on_event is not None
@@ -192,6 +199,12 @@ class _Match:
         self.spectator_nowait = on_event_nowait
         #: Whether anything takes events without waiting.
         self.nowait = bool(self.hooks) or on_event_nowait is not None
+        #: The event types anybody takes (None: all): the others are not even built.
+        self.wanted: frozenset[str] | None = None
+        if on_event is None and on_event_nowait is None and self.listeners and all(
+            st.event_types is not None for st in self.listeners
+        ):
+            self.wanted = frozenset().union(*(st.event_types or () for st in self.listeners))
         self.stop = stop
         self.stop_task: asyncio.Future[Any] | None = None
         self.annotations: dict[tuple[int, int], str] = {}
@@ -216,7 +229,14 @@ class _Match:
     def emit_now(self, event: JSON) -> None:
         """Deliver an event to the seats that take it without waiting."""
         match_id = self.spec.match_id
-        for st, hook in self.hooks:
+        kind = event["type"]
+        hooks = self.hooks_by_type.get(kind)
+        if hooks is None:
+            hooks = self.hooks_by_type[kind] = [
+                (st, hook) for st, hook in self.hooks
+                if st.event_types is None or kind in st.event_types
+            ]
+        for st, hook in hooks:
             try:
                 hook(match_id, event)
             except Exception:  # a seat that cannot take an event still plays
@@ -233,7 +253,10 @@ class _Match:
         if not self.events_wait:
             return
         match_id = self.spec.match_id
+        kind = event["type"]
         for st in self.awaited:
+            if st.event_types is not None and kind not in st.event_types:
+                continue
             try:
                 await st.seat.on_event(match_id, event)
             except Exception:  # a seat that cannot take an event still plays
@@ -254,28 +277,33 @@ class _Match:
         log.warning("match %s: %s failed to take a %s event (later failures are not logged)",
                     self.spec.match_id, who, event["type"], exc_info=True)
 
-    async def flush(
-        self, rec: DealRecord, fallback: str | None = None, face_down: bool = False
-    ) -> None:
-        """Send the public form of the engine events the last step added.
-
-        ``fallback`` marks the seat's action as played by the referee; ``face_down`` hides
-        the card of a play made while crawling (it is shown with the trick).
-        """
+    def _new_events(
+        self, rec: DealRecord, fallback: str | None, face_down: bool
+    ) -> Sequence[JSON]:
+        """The public form of the engine events the last step added (and the talon, once
+        it is shown); none when nobody follows the match."""
         raw = rec.events
+        out: list[JSON] = []
         if len(raw) > self.cursor:
+            start, self.cursor = self.cursor, len(raw)
             if not self.listeners and not self.events_wait and self.spectator_nowait is None:
                 # Nobody follows the match: only the deal count needs the events.
-                for item in raw[self.cursor :]:
+                for item in raw[start:]:
                     if item[0] == "deal_end":
                         self.deals_unflushed += 1
-                self.cursor = len(raw)
-                return
-            shim = DealRecord(rec.index, rec.dealer, rec.deck)
-            shim.events = raw[self.cursor :]
-            self.cursor = len(raw)
+                return out
+            wanted = self.wanted
+            if wanted is None:
+                events = events_public(rec, start)
+            else:
+                new = raw[start:]
+                if "deal_end" not in wanted:
+                    for item in new:
+                        if item[0] == "deal_end":
+                            self.deals_unflushed += 1
+                events = public_events([e for e in new if PUBLIC_TYPE.get(e[0]) in wanted])
             first = True
-            for event in events_public(shim):
+            for event in events:
                 kind = event["type"]
                 if first and kind == "action" and not event.get("auto"):
                     first = False
@@ -288,16 +316,38 @@ class _Match:
                     self.deals_unflushed += 1
                 elif kind == "redeal":
                     event["deal"] = rec.index
-                if self.events_wait:
-                    await self.emit(event)
-                else:
-                    self.emit_now(event)
+                out.append(event)
         game = self.game
         if not self.talon_shown and game.talon_public and game.talon:
             self.talon_shown = True
-            await self.emit(
+            if self.wanted is not None and "talon" not in self.wanted:
+                return out
+            out.append(
                 {"type": "talon", "deal": rec.index, "cards": cards_str(game.talon[game.chosen])}
             )
+        return out
+
+    async def flush(
+        self, rec: DealRecord, fallback: str | None = None, face_down: bool = False
+    ) -> None:
+        """Send the public form of the engine events the last step added.
+
+        ``fallback`` marks the seat's action as played by the referee; ``face_down`` hides
+        the card of a play made while crawling (it is shown with the trick).
+        """
+        for event in self._new_events(rec, fallback, face_down):
+            if self.events_wait:
+                await self.emit(event)
+            else:
+                self.emit_now(event)
+
+    def flush_now(
+        self, rec: DealRecord, fallback: str | None = None, face_down: bool = False
+    ) -> None:
+        """:meth:`flush` for a match whose listeners all take events without waiting (no
+        coroutine on each decision)."""
+        for event in self._new_events(rec, fallback, face_down):
+            self.emit_now(event)
 
     # ------------------------------------------------------------------ decisions
     async def ask(
@@ -514,7 +564,10 @@ class _Match:
             self.annotations[(len(game.records) - 1, len(rec.actions))] = note
         face_down = game.crawl
         game.apply(action)
-        await self.flush(rec, note, face_down)
+        if self.events_wait:
+            await self.flush(rec, note, face_down)
+        else:
+            self.flush_now(rec, note, face_down)
         if t1 - self.flushed_at >= METRICS_FLUSH_INTERVAL_S:
             self.flush_metrics(t1)
 

@@ -50,6 +50,12 @@ class InProcessSeat:
         hook = getattr(bot, "on_event", None)
         self._on_event: Callable[[JSON], Any] | None = hook if callable(hook) else None
         self.wants_events = self._on_event is not None
+        #: The event types the bot's ``on_event`` wants (its ``event_types`` attribute);
+        #: None: all of them. The referee hands it no others, at no cost.
+        types = getattr(bot, "event_types", None)
+        self.event_types: frozenset[str] | None = (
+            frozenset(types) if types is not None and self.wants_events else None
+        )
         #: A threaded bot's own time for its last decision, without the thread hand-off.
         self.last_think_ms: float | None = None
         # A threaded or asynchronous bot may yield to the loop: give it a timer.

@@ -370,6 +370,42 @@ def test_event_stream_shape_and_every_seat_gets_it() -> None:
                r.observation["phase"] != "blind")
 
 
+class _Listener:
+    """An in-process bot that plays its first legal action and keeps the events it gets."""
+
+    def __init__(self, event_types: frozenset[str] | None = None) -> None:
+        if event_types is not None:
+            self.event_types = event_types
+        self.events: list[JSON] = []
+
+    def decide(self, observation: JSON, legal: list[str]) -> str:
+        return next((a for a in legal if a != "concede"), legal[0])
+
+    def on_event(self, event: JSON) -> None:
+        self.events.append(event)
+
+
+@pytest.mark.parametrize("with_spectator", [False, True])
+def test_a_bot_naming_its_event_types_gets_those_alone(with_spectator: bool) -> None:
+    spec = spec_of(("a", "b", "c"), max_deals=4)
+    wants = frozenset({"deal_start", "trick", "talon"})
+    picky, all_of_them = _Listener(wants), _Listener()
+    seats: list[Seat] = [InProcessSeat(picky, "a"), InProcessSeat(all_of_them, "b"),
+                         InProcessSeat(_Listener(frozenset({"deal_end"})), "c")]
+    seen: list[JSON] = []
+    kw: dict[str, Any] = {"on_event_nowait": seen.append} if with_spectator else {}
+    result = play(spec, seats, **kw)
+    assert picky.events == [e for e in all_of_them.events if e["type"] in wants]
+    assert {e["type"] for e in picky.events} == wants
+    if with_spectator:
+        assert seen == all_of_them.events
+    kinds = [e["type"] for e in all_of_them.events]
+    assert kinds.count("deal_end") == result.deals == 4
+    # The deal count (read from the events) is right whoever listens to what.
+    only_picky = play(spec, [InProcessSeat(_Listener(wants), n) for n in "abc"])
+    assert only_picky.deals == result.deals and only_picky.scores == result.scores
+
+
 # ---------------------------------------------------------------------- seats and resolution
 
 
