@@ -212,21 +212,28 @@ class Waited:
     platform_fault: bool = False
 
 
-_PLATFORM, _BUDGET, _GRACE = 0, 1, 2
+_BUDGET, _GRACE = 1, 2
+#: While a bot's clock has not started, its wait looks again at least this often (a zero
+#: budget must not spin).
+_NOT_STARTED_POLL_S = 0.005
 
 
 class _Watch:
     """What :func:`wait_answer` waits for, followed by callbacks rather than by the task.
 
     Every decision of every remote match goes through here, so the waiting task is woken
-    once, when the wait is over, and nothing in between: the clock's start re-arms the
-    timer from the clock's hook, a timer that fires while the bot still has time re-arms
-    itself, and an answer read by the gateway's hub (which stops the clock just before it
-    hands over the answer) wakes the task directly.
+    once, when the wait is over, and nothing in between. One timer serves the whole wait:
+    armed for the budget when the wait begins, it can only fire early (the bot's time
+    starts later, when its request is written, and stalls are given back), so when it
+    fires it looks at the clock and arms itself again for what is left, or for the
+    platform's limit while the clock has not started. An answer read by the gateway's hub
+    (which stops the clock just before it hands over the answer) wakes the task directly.
+    Most answers come long before the budget is up: one timer made and cancelled.
     """
 
     __slots__ = ("budget_s", "clock", "expected", "grace", "graced", "kind", "loop",
-                 "platform_fault", "stop", "task", "timed_out", "timer", "waiter", "watching")
+                 "platform_at", "platform_fault", "stop", "task", "timed_out", "timer",
+                 "waiter", "watching")
 
     def __init__(
         self,
@@ -244,7 +251,8 @@ class _Watch:
         self.stop = stop
         self.waiter: asyncio.Future[None] = loop.create_future()
         self.timer: asyncio.TimerHandle | None = None
-        self.kind = _PLATFORM
+        self.kind = _BUDGET
+        self.platform_at = loop.time() + platform_limit_s
         self.expected = 0.0
         self.grace = READ_GRACE_S
         self.graced = False
@@ -256,7 +264,7 @@ class _Watch:
             stop.add_done_callback(self._done)
         clock.hook = self._clock
         if clock.started is None:
-            self._arm(platform_limit_s, _PLATFORM)
+            self._arm(min(max(budget_s, _NOT_STARTED_POLL_S), platform_limit_s), _BUDGET)
         else:
             self._arm(budget_s - clock.bot_s(), _BUDGET)
 
@@ -276,31 +284,33 @@ class _Watch:
 
     def _clock(self, started: bool) -> None:
         if started:
-            # The bot's time runs from now: the platform's limit gives way to its budget.
-            self.graced = False
-            self._arm(self.budget_s - self.clock.bot_s(), _BUDGET)
-        else:
-            # The answer was read; its future is resolved right after, so the done
-            # callback would only be a second, useless wake-up.
-            if self.watching:
-                self.task.remove_done_callback(self._done)
-                self.watching = False
-            self._wake()
+            return  # the timer, armed for the budget, fires no later than it needs to
+        # The answer was read; its future is resolved right after, so the done callback
+        # would only be a second, useless wake-up.
+        if self.watching:
+            self.task.remove_done_callback(self._done)
+            self.watching = False
+        self._wake()
 
     def _tick(self) -> None:
         self.timer = None
         clock = self.clock
+        loop = self.loop
         if clock.started is None:
-            self.platform_fault = True
-            self._wake()
+            left = self.platform_at - loop.time()
+            if left <= 0:
+                self.platform_fault = True
+                self._wake()
+            else:  # still inside the platform: look again a budget later
+                self._arm(min(max(self.budget_s, _NOT_STARTED_POLL_S), left), _BUDGET)
             return
         if self.kind == _BUDGET:
             # A timer that fired late means the loop was busy: answers may be waiting to
             # be read behind the same backlog.
-            lateness = self.loop.time() - self.expected
+            lateness = loop.time() - self.expected
             self.grace = min(READ_GRACE_MAX_S, max(self.grace, lateness))
         left = self.budget_s - clock.bot_s()
-        if left > 0:  # stalls were given back to the bot: it has time left
+        if left > 0:  # the bot's time started late, or stalls were given back: time left
             self.graced = False
             self._arm(left, _BUDGET)
         elif not self.graced:
