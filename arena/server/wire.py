@@ -10,10 +10,10 @@ writes the bytes itself, in field-number order as the runtime does.
 Only the shape the engine produces takes this path: every key of
 :data:`arena.server.convert.OBSERVATION_KEYS` present and nothing else, each value of
 exactly the expected type. Anything else (an extra key, a value of another type) raises
-:class:`Unencodable` inside, and :func:`decision_request_bytes` builds the message the
-usual way instead, which also carries unknown keys in ``extra_json``. The tests decode the
-bytes with the protobuf runtime and compare them with the message built the usual way,
-for every preset and every phase of play.
+:class:`Unencodable` (or KeyError, TypeError) inside, and :func:`decision_request_bytes`
+builds the message the usual way instead, which also carries unknown keys in
+``extra_json``. The tests decode the bytes with the protobuf runtime and compare them with
+the message built the usual way, for every preset and every phase of play.
 """
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ def _key(field: int, wire_type: int) -> bytes:
 #: Length-prefixed UTF-8 of the short strings that recur in every request: card names,
 #: suits, phases, actions. Bounded, so odd strings cannot grow it.
 _STRINGS: dict[str, bytes] = {}
+#: The same with a field's key in front, per key.
+_TAGGED: dict[bytes, dict[str, bytes]] = {}
 _STRINGS_MAX = 8192
 _STRING_CACHED_LEN = 24
 
@@ -139,7 +141,38 @@ def _string(key: bytes, value: object) -> bytes:
 
 
 def _strings(key: bytes, value: object) -> bytes:
-    return b"".join([key + _text(item) for item in _seq(value)])
+    """A ``repeated string`` field: each item with its key, from a cache of the short ones
+    (card names, actions)."""
+    tagged = _TAGGED.get(key)
+    if tagged is None:
+        tagged = _TAGGED[key] = {}
+    out = []
+    for item in _seq(value):
+        encoded = tagged.get(item)
+        if encoded is None:
+            encoded = key + _text(item)
+            if len(tagged) < _STRINGS_MAX and len(item) <= _STRING_CACHED_LEN:
+                tagged[item] = encoded
+        out.append(encoded)
+    return b"".join(out)
+
+
+#: Whole legal-action lists by value: the same lists recur at every table (the auction's
+#: bids, a hand's plays). Cleared when full.
+_LEGAL: dict[tuple[str, ...], bytes] = {}
+_LEGAL_MAX = 4096
+
+
+def _legal(value: Sequence[str]) -> bytes:
+    if type(value) is not tuple:
+        return _strings(_key(5, 2), value)
+    encoded = _LEGAL.get(value)
+    if encoded is None:
+        encoded = _strings(_key(5, 2), value)
+        if len(_LEGAL) >= _LEGAL_MAX:
+            _LEGAL.clear()
+        _LEGAL[value] = encoded
+    return encoded
 
 
 def _message(key: bytes, body: bytes) -> bytes:
@@ -267,7 +300,7 @@ def _fast_request(request: DecisionRequest) -> bytes:
             _string(_L[2], request.request_id),
             _int32(_K[3], request.seat),
             _message(_L[4], observation_bytes(request.observation)),
-            _strings(_L[5], request.legal),
+            _legal(request.legal),
             _int32(_K[6], max(0, int(request.deadline_ms))),
             _int32(_K[7], max(0, int(request.time_bank_ms))),
         )
@@ -279,7 +312,7 @@ def decision_request_bytes(request: DecisionRequest) -> bytes:
     """The serialised ``PlayResponse`` carrying this request, as the bot will read it."""
     try:
         return _fast_request(request)
-    except (Unencodable, KeyError):
+    except (Unencodable, KeyError, TypeError):  # TypeError: an unhashable value
         message = bot_pb2.PlayResponse(decision_request=convert.decision_request_to_proto(request))
         return message.SerializeToString()
 

@@ -84,13 +84,15 @@ def test_negative_scores_and_large_numbers_encode_as_int32() -> None:
         {"blind": 1},  # a number where a bool belongs
         {"trick": [[0, "QS", "x"]]},  # a malformed pair
         {"deal": 2**40},  # beyond int32
+        {"hand": [["QS"]]},  # an unhashable item where a string belongs
+        {"scores": [[1], 2, 3]},
     ],
 )
 def test_anything_unexpected_goes_the_runtimes_way(change: dict[str, object]) -> None:
     request = _requests("classic", games=1, seed=2)[5]
     obs = {**request.observation, **change}
     odd = DecisionRequest(**{**request.__dict__, "observation": obs})
-    with pytest.raises((wire.Unencodable, KeyError)):
+    with pytest.raises((wire.Unencodable, KeyError, TypeError)):
         wire._fast_request(odd)
     assert wire.decision_request_bytes(odd) == _runtime(odd).SerializeToString()
 
