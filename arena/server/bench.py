@@ -186,13 +186,19 @@ async def _play(
         "decisions_per_s": round(decisions / elapsed, 1) if elapsed > 0 else 0.0,
         "matches_started": started_matches,
         "illegal": recorder.illegal,
+        **_latency_figures(added, platform),
+        "admission_limit_range": [lowest_limit, highest_limit],
+        "most_matches_waiting": most_waiting,
+    }
+
+
+def _latency_figures(added: Sequence[float], platform: Sequence[float]) -> dict[str, float]:
+    return {
         "added_ms_p50": round(_percentile(added, 0.50), 3),
         "added_ms_p99": round(_percentile(added, 0.99), 3),
         "added_ms_mean": round(statistics.fmean(added), 3) if added else float("nan"),
         "platform_ms_p50": round(_percentile(platform, 0.50), 3),
         "platform_ms_p99": round(_percentile(platform, 0.99), 3),
-        "admission_limit_range": [lowest_limit, highest_limit],
-        "most_matches_waiting": most_waiting,
     }
 
 
@@ -220,23 +226,42 @@ def _stop_all(procs: Sequence[subprocess.Popen[bytes]]) -> None:
             p.kill()
 
 
-def bench_pingpong(seconds: float, *, in_flight: int, clients: int = 3) -> dict[str, Any]:
-    """The yardstick: a bare grpc.aio ping-pong of the same messages, same concurrency."""
-    from arena.server.pingpong import PingPongServer, sample_requests
+class _PingPong:
+    """The yardstick: a bare grpc.aio ping-pong of the same messages, same concurrency,
+    kept running (paused between its turns) so that it can alternate with the gateway."""
 
-    per_stream = max(1, round(in_flight / clients))
-    server = PingPongServer(sample_requests(), per_stream)
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        command = [sys.executable, "-m", "arena.server.pingpong", "client", server.address]
-        procs = [subprocess.Popen(command, stdout=subprocess.DEVNULL) for _ in range(clients)]
-        limit = time.monotonic() + 60
-        while server.streams < clients:
-            if time.monotonic() > limit or any(p.poll() is not None for p in procs):
-                raise RuntimeError("the ping-pong clients did not connect")
-            time.sleep(0.05)
-        time.sleep(min(1.0, seconds / 5))  # warm up
-        pids = [os.getpid(), *(p.pid for p in procs)]
+    def __init__(self, in_flight: int, clients: int = 3) -> None:
+        from arena.server.pingpong import PingPongServer, sample_requests
+
+        self.per_stream = max(1, round(in_flight / clients))
+        self.clients = clients
+        self.server = PingPongServer(sample_requests(), self.per_stream)
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.answered = 0
+        self.seconds = 0.0
+        self.cpu: float | None = 0.0
+        try:
+            command = [sys.executable, "-m", "arena.server.pingpong", "client", self.server.address]
+            self.procs = [
+                subprocess.Popen(command, stdout=subprocess.DEVNULL) for _ in range(clients)
+            ]
+            limit = time.monotonic() + 60
+            while self.server.streams < clients:
+                if time.monotonic() > limit or any(p.poll() is not None for p in self.procs):
+                    raise RuntimeError("the ping-pong clients did not connect")
+                time.sleep(0.05)
+            time.sleep(0.5)  # warm up
+        except BaseException:
+            self.close()
+            raise
+        self.server.pause(True)
+
+    def run(self, seconds: float) -> None:
+        """One turn: let it go for ``seconds`` and count what it did, then pause it."""
+        server = self.server
+        pids = [os.getpid(), *(p.pid for p in self.procs)]
+        server.pause(False)
+        time.sleep(0.05)  # back in its stride
         cpu_before = _cpu_seconds(pids)
         before = server.answered
         server.counting = True
@@ -246,18 +271,55 @@ def bench_pingpong(seconds: float, *, in_flight: int, clients: int = 3) -> dict[
         elapsed = time.perf_counter() - began
         server.counting = False
         cpu_after = _cpu_seconds(pids)
+        server.pause(True)
+        self.answered += answered
+        self.seconds += elapsed
+        if self.cpu is not None and cpu_before is not None and cpu_after is not None:
+            self.cpu += cpu_after - cpu_before
+        else:
+            self.cpu = None
+
+    def figures(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "decisions": self.answered,
+            "seconds": round(self.seconds, 3),
+            "decisions_per_s": round(self.answered / self.seconds, 1) if self.seconds else 0.0,
+            "in_flight": self.per_stream * self.clients,
+            "clients": self.clients,
+        }
+        if self.cpu is not None and self.answered:
+            out["cpu_us_per_decision"] = round(self.cpu / self.answered * 1e6, 1)
+        return out
+
+    def close(self) -> None:
+        _stop_all(self.procs)
+        self.server.close()
+
+
+def bench_pingpong(seconds: float, *, in_flight: int, clients: int = 3) -> dict[str, Any]:
+    """The yardstick alone, for ``seconds``."""
+    yard = _PingPong(in_flight, clients)
+    try:
+        yard.run(seconds)
     finally:
-        _stop_all(procs)
-        server.close()
-    out: dict[str, Any] = {
-        "decisions": answered,
-        "seconds": round(elapsed, 3),
-        "decisions_per_s": round(answered / elapsed, 1) if elapsed > 0 else 0.0,
-        "in_flight": per_stream * clients,
-        "clients": clients,
-    }
-    if cpu_before is not None and cpu_after is not None and answered:
-        out["cpu_us_per_decision"] = round((cpu_after - cpu_before) / answered * 1e6, 1)
+        yard.close()
+    return yard.figures()
+
+
+def _merge_loads(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One figure set for the load run out of its rounds."""
+    if len(runs) == 1:
+        return dict(runs[0])
+    out = dict(runs[-1])
+    for key in ("decisions", "timeouts", "strikes", "matches_started", "illegal"):
+        out[key] = sum(r[key] for r in runs)
+    out["seconds"] = round(sum(r["seconds"] for r in runs), 3)
+    out["decisions_per_s"] = round(out["decisions"] / out["seconds"], 1) if out["seconds"] else 0.0
+    out["most_matches_waiting"] = max(r["most_matches_waiting"] for r in runs)
+    out["admission_limit_range"] = [
+        min(r["admission_limit_range"][0] for r in runs),
+        max(r["admission_limit_range"][1] for r in runs),
+    ]
     return out
 
 
@@ -271,9 +333,14 @@ def bench_gateway(
     bots: int = 3,
     bot_class: str = "thousand_bot.examples:FirstLegal",
     baseline: bool = True,
+    rounds: int = 3,
 ) -> dict[str, Any]:
     """Measure the gateway; ``seconds`` is split between the load and latency runs (and
     the same again for the ping-pong yardstick when ``baseline``).
+
+    The load run and the yardstick alternate in ``rounds`` turns each, so that a machine
+    whose speed drifts (a shared host) weighs on both alike, instead of one of them running
+    in a fast minute and the other in a slow one.
 
     Returns the figures as a JSON-safe dict: the load run (``matches`` in flight with the
     given clock, its timeouts: every one is the platform's, since the bots answer at once),
@@ -281,13 +348,14 @@ def bench_gateway(
     """
     if seconds <= 0:
         raise ValueError("seconds must be positive")
-    if matches < 1 or bots < 1:
-        raise ValueError("matches and bots must be at least 1")
+    if matches < 1 or bots < 1 or rounds < 1:
+        raise ValueError("matches, bots and rounds must be at least 1")
     names = tuple(f"bench-{i}" for i in range(max(3, bots)))
     # The bench's own bots play public seeds (the same deals on every run): the gateway's
     # warning about that, once per match, would drown the figures.
     logging.getLogger("arena.server.matches").setLevel(logging.ERROR)
     seats = names[:3]
+    yard: _PingPong | None = None
     with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
         gw = GatewayThread(str(Path(tmp) / "gateway.sqlite3"), organiser_token="bench")
         procs: list[subprocess.Popen[bytes]] = []
@@ -306,28 +374,53 @@ def bench_gateway(
                 if time.monotonic() > limit or any(p.poll() is not None for p in procs):
                     raise RuntimeError("the bench bots did not connect to the gateway")
                 time.sleep(0.05)
+            if baseline:
+                yard = _PingPong(matches, clients=len(names))
             recorder = _Recorder()
             gw.call(_set_observer(hub, recorder))
             # A short warm-up so imports and first connections do not count.
             warm = _Load(4, min(1.0, seconds / 10), 1000, 10000, strike_limit, "warm")
             gw.call(_play(manager, seats, warm, recorder))
             pids = [os.getpid(), *(p.pid for p in procs)]
-            cpu_before = _cpu_seconds(pids)
-            own_before = _cpu_seconds([os.getpid()])
-            load = _Load(matches, seconds * 0.6, decision_ms, bank_ms, strike_limit, "load")
-            throughput = gw.call(_play(manager, seats, load, recorder), timeout=seconds + 120)
-            cpu_after = _cpu_seconds(pids)
-            own_after = _cpu_seconds([os.getpid()])
-            if cpu_before is not None and cpu_after is not None and throughput["decisions"]:
-                per = (cpu_after - cpu_before) / throughput["decisions"] * 1e6
-                throughput["cpu_us_per_decision"] = round(per, 1)
-            if own_before is not None and own_after is not None and throughput["decisions"]:
-                per = (own_after - own_before) / throughput["decisions"] * 1e6
+            runs: list[dict[str, Any]] = []
+            cpu: float | None = 0.0
+            own: float | None = 0.0
+            added: list[float] = []
+            platform: list[float] = []
+            share = seconds * 0.6 / rounds
+            for turn in range(rounds):
+                cpu_before = _cpu_seconds(pids)
+                own_before = _cpu_seconds([os.getpid()])
+                load = _Load(matches, share, decision_ms, bank_ms, strike_limit, f"load{turn}")
+                runs.append(gw.call(_play(manager, seats, load, recorder), timeout=seconds + 120))
+                cpu_after = _cpu_seconds(pids)
+                own_after = _cpu_seconds([os.getpid()])
+                added += recorder.added_ms
+                platform += recorder.platform_ms
+                if cpu is not None and cpu_before is not None and cpu_after is not None:
+                    cpu += cpu_after - cpu_before
+                else:
+                    cpu = None
+                if own is not None and own_before is not None and own_after is not None:
+                    own += own_after - own_before
+                else:
+                    own = None
+                if yard is not None:
+                    yard.run(share)
+            throughput = _merge_loads(runs)
+            if rounds > 1:
+                throughput.update(_latency_figures(added, platform))
+            if cpu is not None and throughput["decisions"]:
+                throughput["cpu_us_per_decision"] = round(cpu / throughput["decisions"] * 1e6, 1)
+            if own is not None and throughput["decisions"]:
+                per = own / throughput["decisions"] * 1e6
                 throughput["gateway_cpu_us_per_decision"] = round(per, 1)
             rss, peak = _rss_mib()
             one = _Load(1, seconds * 0.4, decision_ms, bank_ms, strike_limit, "lat")
             latency = gw.call(_play(manager, seats, one, recorder), timeout=seconds + 120)
         finally:
+            if yard is not None:
+                yard.close()
             _stop_all(procs)
             gw.close(1.0)
     result: dict[str, Any] = {
@@ -341,15 +434,16 @@ def bench_gateway(
         "latency_run": latency,
         "bot_processes": len(names),
         "cpus": os.cpu_count(),
+        "rounds": rounds,
     }
-    if baseline:
-        yard = bench_pingpong(seconds * 0.6, in_flight=matches, clients=len(names))
-        result["pingpong"] = yard
-        if yard["decisions_per_s"]:
+    if yard is not None:
+        figures = yard.figures()
+        result["pingpong"] = figures
+        if figures["decisions_per_s"]:
             result["throughput_vs_pingpong"] = round(
-                throughput["decisions_per_s"] / yard["decisions_per_s"], 3
+                throughput["decisions_per_s"] / figures["decisions_per_s"], 3
             )
-        ours, theirs = throughput.get("cpu_us_per_decision"), yard.get("cpu_us_per_decision")
+        ours, theirs = throughput.get("cpu_us_per_decision"), figures.get("cpu_us_per_decision")
         if ours and theirs:
             result["cpu_vs_pingpong"] = round(ours / theirs, 3)
     return result
@@ -377,13 +471,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bank-ms", type=int, default=10000, help="time bank per seat")
     parser.add_argument("--bots", type=int, default=3, help="bot processes (at least 3)")
     parser.add_argument(
+        "--rounds", type=int, default=3,
+        help="turns the load run and the ping-pong take in alternation (default 3)",
+    )
+    parser.add_argument(
         "--no-baseline", action="store_true", help="skip the grpc.aio ping-pong yardstick"
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.matches < 1 or args.decision_ms < 1 or args.bank_ms < 0:
+    if (args.seconds <= 0 or args.matches < 1 or args.decision_ms < 1 or args.bank_ms < 0
+            or args.rounds < 1):
         parser.error(
-            "--seconds must be positive, --matches and --decision-ms at least 1, "
+            "--seconds must be positive, --matches, --decision-ms and --rounds at least 1, "
             "--bank-ms not negative"
         )
     result = bench_gateway(
@@ -393,6 +492,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bank_ms=args.bank_ms,
         bots=max(3, args.bots),
         baseline=not args.no_baseline,
+        rounds=args.rounds,
     )
     if args.json:
         print(json.dumps(result, indent=2))
@@ -428,7 +528,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     yard = result.get("pingpong")
     if yard is not None:
         print(
-            f"grpc.aio ping-pong, same messages, {yard['in_flight']} in flight: "
+            f"grpc.aio ping-pong, same messages, {yard['in_flight']} in flight "
+            f"(in turns with the load run, {result['rounds']} each): "
             f"{yard['decisions_per_s']:.0f} decisions/s, "
             f"{yard.get('cpu_us_per_decision', float('nan')):.0f} us CPU per decision"
         )

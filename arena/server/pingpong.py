@@ -74,6 +74,8 @@ class PingPongServer:
         self.streams = 0
         self.counting = False
         self.loop = asyncio.new_event_loop()
+        self._going = asyncio.Event()
+        self._going.set()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.port = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(30)
@@ -98,12 +100,20 @@ class PingPongServer:
         for _ in range(self.in_flight):
             await context.write(pool[sent % len(pool)])
             sent += 1
+        going = self._going
         async for data in requests:
             decision = bot_pb2.PlayRequest.FromString(data)
             if decision.decision.request_id and self.counting:
                 self.answered += 1
+            if not going.is_set():
+                await going.wait()
             await context.write(pool[sent % len(pool)])
             sent += 1
+
+    def pause(self, paused: bool) -> None:
+        """Hold the next requests back (the clients fall idle) or let them go again."""
+        going = self._going
+        self.loop.call_soon_threadsafe(going.clear if paused else going.set)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
