@@ -296,12 +296,14 @@ class _Match:
             if wanted is None:
                 events = events_public(rec, start)
             else:
-                new = raw[start:]
-                if "deal_end" not in wanted:
-                    for item in new:
-                        if item[0] == "deal_end":
-                            self.deals_unflushed += 1
-                events = public_events([e for e in new if PUBLIC_TYPE.get(e[0]) in wanted])
+                kept: list[tuple[Any, ...]] = []
+                for item in raw[start:]:
+                    kind = PUBLIC_TYPE.get(item[0])
+                    if kind in wanted:
+                        kept.append(item)
+                    elif kind == "deal_end":
+                        self.deals_unflushed += 1  # counted here, as nobody takes it
+                events = public_events(kept) if kept else []
             first = True
             for event in events:
                 kind = event["type"]
