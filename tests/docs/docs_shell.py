@@ -97,5 +97,6 @@ def options_of(usage: str) -> list[str]:
 
 
 def shape(line: str) -> str:
-    """A line with its figures blanked, to compare output whose numbers vary by machine."""
-    return re.sub(r"[-+]?\d[\d,.]*", "#", line).rstrip()
+    """A line with its figures blanked, to compare output whose numbers vary by machine
+    (and the padding around them, which varies with their width)."""
+    return re.sub(r" +", " ", re.sub(r"[-+]?\d[\d,.]*", "#", line)).rstrip()
