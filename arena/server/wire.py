@@ -61,6 +61,10 @@ def _key(field: int, wire_type: int) -> bytes:
     return _SMALL[field << 3 | wire_type]
 
 
+_K = [_key(f, 0) for f in range(30)]  # keys of varint fields, by field number
+_L = [_key(f, 2) for f in range(30)]  # keys of length-delimited fields
+
+
 #: Length-prefixed UTF-8 of the short strings that recur in every request: card names,
 #: suits, phases, actions. Bounded, so odd strings cannot grow it.
 _STRINGS: dict[str, bytes] = {}
@@ -74,6 +78,14 @@ _STRING_CACHED_LEN = 24
 #: request to the next. Cleared when full.
 _PACKED: dict[tuple[Any, ...], bytes] = {}
 _PACKED_MAX = 16384
+
+
+def _remember(cache: dict[Any, bytes], limit: int, key: Any, encoded: bytes) -> bytes:
+    """Keep ``encoded`` under ``key`` in a cache that is cleared once it holds ``limit``."""
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = encoded
+    return encoded
 
 
 def _text(value: object) -> bytes:
@@ -111,27 +123,19 @@ def _packed(field: int, value: object) -> bytes:
     encoded = _PACKED.get(key)
     if encoded is None:
         body = b"".join([_varint(_int(v)) for v in items])
-        encoded = _key(field, 2) + _varint(len(body)) + body
-        if len(_PACKED) >= _PACKED_MAX:
-            _PACKED.clear()
-        _PACKED[key] = encoded
+        encoded = _remember(_PACKED, _PACKED_MAX, key, _L[field] + _varint(len(body)) + body)
     return encoded
 
 
 def _int32(key: bytes, value: object) -> bytes:
     """An implicit-presence int32: nothing when zero."""
-    if type(value) is not int:
-        raise Unencodable("not an integer")
-    return key + _varint(value) if value else b""
+    n = _int(value)
+    return key + _varint(n) if n else b""
 
 
 def _optional_int32(key: bytes, value: object) -> bytes:
     """An ``optional int32``: written whenever set, zero included."""
-    if value is None:
-        return b""
-    if type(value) is not int:
-        raise Unencodable("not an integer")
-    return key + _varint(value)
+    return b"" if value is None else key + _varint(_int(value))
 
 
 def _string(key: bytes, value: object) -> bytes:
@@ -165,13 +169,10 @@ _LEGAL_MAX = 4096
 
 def _legal(value: Sequence[str]) -> bytes:
     if type(value) is not tuple:
-        return _strings(_key(5, 2), value)
+        return _strings(_L[5], value)
     encoded = _LEGAL.get(value)
     if encoded is None:
-        encoded = _strings(_key(5, 2), value)
-        if len(_LEGAL) >= _LEGAL_MAX:
-            _LEGAL.clear()
-        _LEGAL[value] = encoded
+        encoded = _remember(_LEGAL, _LEGAL_MAX, value, _strings(_L[5], value))
     return encoded
 
 
@@ -187,19 +188,11 @@ def _pairs(value: object, size: int) -> Sequence[Sequence[Any]]:
     return items
 
 
-# Keys of the nested messages' fields (common.proto).
-_K1_INT = _key(1, 0)
-_K2_INT = _key(2, 0)
-_K3_INT = _key(3, 0)
-_K1_STR = _key(1, 2)
-_K2_STR = _key(2, 2)
-
-
 def _seat_text(key: bytes, value: object) -> bytes:
     """Repeated ``{int32 seat = 1; string x = 2}`` (AuctionEntry, TrickCard, ShownMarriage)."""
     return b"".join(
         [
-            _message(key, _int32(_K1_INT, seat) + _string(_K2_STR, text))
+            _message(key, _int32(_K[1], seat) + _string(_L[2], text))
             for seat, text in _pairs(value, 2)
         ]
     )
@@ -209,7 +202,7 @@ def _given(value: object) -> bytes:
     """Repeated GivenCard ``{string card = 1; int32 seat = 2}``."""
     return b"".join(
         [
-            _message(_key(17, 2), _string(_K1_STR, card) + _int32(_K2_INT, seat))
+            _message(_L[17], _string(_L[1], card) + _int32(_K[2], seat))
             for card, seat in _pairs(value, 2)
         ]
     )
@@ -219,10 +212,7 @@ def _marriages(value: object) -> bytes:
     """Repeated Marriage ``{int32 seat = 1; string suit = 2; int32 points = 3}``."""
     return b"".join(
         [
-            _message(
-                _key(20, 2),
-                _int32(_K1_INT, seat) + _string(_K2_STR, suit) + _int32(_K3_INT, points),
-            )
+            _message(_L[20], _int32(_K[1], seat) + _string(_L[2], suit) + _int32(_K[3], points))
             for seat, suit, points in _pairs(value, 3)
         ]
     )
@@ -234,7 +224,7 @@ def _barrel(value: object) -> bytes:
         return b""
     if not all(type(v) is bool for v in items):
         raise Unencodable("not a bool")
-    return _key(9, 2) + _varint(len(items)) + bytes(items)
+    return _L[9] + _varint(len(items)) + bytes(items)
 
 
 def _boolean(key: bytes, value: object) -> bytes:
@@ -244,8 +234,6 @@ def _boolean(key: bytes, value: object) -> bytes:
 
 
 _KEY_COUNT = len(convert.OBSERVATION_KEYS)
-_K = [_key(f, 0) for f in range(30)]  # varint fields
-_L = [_key(f, 2) for f in range(30)]  # length-delimited fields
 _EXTRA_JSON = _L[25] + _text("{}")  # no extra keys: what the runtime's path writes too
 
 
