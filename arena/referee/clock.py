@@ -134,9 +134,9 @@ class BotClock:
         self.reported_bot_s: float | None = None
         self.reported_platform_s = 0.0
         self._started: asyncio.Future[None] | None = None
-        #: Told synchronously of the start (``True``) and of the stop (``False``): how
-        #: :func:`wait_answer` follows the clock without waking the waiting task.
-        self.hook: Callable[[bool], None] | None = None
+        #: Told synchronously of the stop: how :func:`wait_answer` learns of an answer
+        #: read by the gateway's hub without a second wake-up.
+        self.hook: Callable[[], None] | None = None
 
     def start(self, at: float | None = None) -> None:
         """The bot can see the request from now on (idempotent: the first call counts)."""
@@ -146,8 +146,6 @@ class BotClock:
         fut = self._started
         if fut is not None and not fut.done():
             fut.set_result(None)
-        if self.hook is not None:
-            self.hook(True)
 
     def stop(self, at: float | None = None) -> None:
         """The bot's answer was read (the first call counts)."""
@@ -156,7 +154,7 @@ class BotClock:
             if self.started is None:
                 self.start(self.stopped)
             if self.hook is not None:
-                self.hook(False)
+                self.hook()
 
     def report(self, bot_s: float, platform_s: float = 0.0) -> None:
         """The bot's time as measured by a remote transport, and the delay it added."""
@@ -212,7 +210,6 @@ class Waited:
     platform_fault: bool = False
 
 
-_BUDGET, _GRACE = 1, 2
 #: While a bot's clock has not started, its wait looks again at least this often (a zero
 #: budget must not spin).
 _NOT_STARTED_POLL_S = 0.005
@@ -231,7 +228,7 @@ class _Watch:
     Most answers come long before the budget is up: one timer made and cancelled.
     """
 
-    __slots__ = ("budget_s", "clock", "expected", "grace", "graced", "kind", "loop",
+    __slots__ = ("budget_s", "clock", "expected", "grace", "graced", "loop",
                  "platform_at", "platform_fault", "stop", "task", "timed_out", "timer",
                  "waiter", "watching")
 
@@ -251,44 +248,37 @@ class _Watch:
         self.stop = stop
         self.waiter: asyncio.Future[None] = loop.create_future()
         self.timer: asyncio.TimerHandle | None = None
-        self.kind = _BUDGET
         self.platform_at = loop.time() + platform_limit_s
         self.expected = 0.0
         self.grace = READ_GRACE_S
         self.graced = False
         self.timed_out = False
         self.platform_fault = False
-        task.add_done_callback(self._done)
+        task.add_done_callback(self._wake)
         self.watching = True
         if stop is not None:
-            stop.add_done_callback(self._done)
-        clock.hook = self._clock
+            stop.add_done_callback(self._wake)
+        clock.hook = self._stopped
         if clock.started is None:
-            self._arm(min(max(budget_s, _NOT_STARTED_POLL_S), platform_limit_s), _BUDGET)
+            self._arm(min(max(budget_s, _NOT_STARTED_POLL_S), platform_limit_s))
         else:
-            self._arm(budget_s - clock.bot_s(), _BUDGET)
+            self._arm(budget_s - clock.bot_s())
 
-    def _arm(self, delay: float, kind: int) -> None:
+    def _arm(self, delay: float) -> None:
         if self.timer is not None:
             self.timer.cancel()
-        self.kind = kind
         self.expected = self.loop.time() + max(0.0, delay)
         self.timer = self.loop.call_at(self.expected, self._tick)
 
-    def _wake(self) -> None:
+    def _wake(self, _fut: Any = None) -> None:
         if not self.waiter.done():
             self.waiter.set_result(None)
 
-    def _done(self, _fut: Any = None) -> None:
-        self._wake()
-
-    def _clock(self, started: bool) -> None:
-        if started:
-            return  # the timer, armed for the budget, fires no later than it needs to
-        # The answer was read; its future is resolved right after, so the done callback
-        # would only be a second, useless wake-up.
+    def _stopped(self) -> None:
+        """The answer was read; its future is resolved right after, so the done callback
+        would only be a second, useless wake-up."""
         if self.watching:
-            self.task.remove_done_callback(self._done)
+            self.task.remove_done_callback(self._wake)
             self.watching = False
         self._wake()
 
@@ -302,9 +292,9 @@ class _Watch:
                 self.platform_fault = True
                 self._wake()
             else:  # still inside the platform: look again a budget later
-                self._arm(min(max(self.budget_s, _NOT_STARTED_POLL_S), left), _BUDGET)
+                self._arm(min(max(self.budget_s, _NOT_STARTED_POLL_S), left))
             return
-        if self.kind == _BUDGET:
+        if not self.graced:  # a budget timer, not the grace look
             # A timer that fired late means the loop was busy: answers may be waiting to
             # be read behind the same backlog.
             lateness = loop.time() - self.expected
@@ -312,12 +302,12 @@ class _Watch:
         left = self.budget_s - clock.bot_s()
         if left > 0:  # the bot's time started late, or stalls were given back: time left
             self.graced = False
-            self._arm(left, _BUDGET)
+            self._arm(left)
         elif not self.graced:
             # Time is up by the clock, but an answer may be waiting to be read behind the
             # same backlog, and a stall may not be recorded yet: look once more.
             self.graced = True
-            self._arm(self.grace, _GRACE)
+            self._arm(self.grace)
         else:
             self.timed_out = True
             self._wake()
@@ -326,19 +316,19 @@ class _Watch:
         """Wait again (woken with nothing decided: a clock stopped without an answer)."""
         self.waiter = self.loop.create_future()
         if not self.watching:
-            self.task.add_done_callback(self._done)
+            self.task.add_done_callback(self._wake)
             self.watching = True
 
     def close(self) -> None:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        if self.clock.hook == self._clock:
+        if self.clock.hook == self._stopped:
             self.clock.hook = None
         if self.watching:
-            self.task.remove_done_callback(self._done)
+            self.task.remove_done_callback(self._wake)
         if self.stop is not None:
-            self.stop.remove_done_callback(self._done)
+            self.stop.remove_done_callback(self._wake)
 
 
 async def wait_answer(
