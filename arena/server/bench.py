@@ -63,6 +63,13 @@ def _cpu_seconds(pids: Sequence[int]) -> float | None:
     return total
 
 
+def _spent(total: float | None, before: float | None, after: float | None) -> float | None:
+    """A running total of CPU seconds, None once any reading was missing (no /proc)."""
+    if total is None or before is None or after is None:
+        return None
+    return total + after - before
+
+
 def _percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -274,10 +281,7 @@ class _PingPong:
         server.pause(True)
         self.answered += answered
         self.seconds += elapsed
-        if self.cpu is not None and cpu_before is not None and cpu_after is not None:
-            self.cpu += cpu_after - cpu_before
-        else:
-            self.cpu = None
+        self.cpu = _spent(self.cpu, cpu_before, cpu_after)
 
     def figures(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -397,14 +401,8 @@ def bench_gateway(
                 own_after = _cpu_seconds([os.getpid()])
                 added += recorder.added_ms
                 platform += recorder.platform_ms
-                if cpu is not None and cpu_before is not None and cpu_after is not None:
-                    cpu += cpu_after - cpu_before
-                else:
-                    cpu = None
-                if own is not None and own_before is not None and own_after is not None:
-                    own += own_after - own_before
-                else:
-                    own = None
+                cpu = _spent(cpu, cpu_before, cpu_after)
+                own = _spent(own, own_before, own_after)
                 if yard is not None:
                     yard.run(share)
             throughput = _merge_loads(runs)
