@@ -1512,10 +1512,9 @@ class Game:
         if "conceded" not in info:
             self.golden_done |= 1 << self.declarer
         self.golden_made = self.golden_made or made
-        if r.golden_round_count == "deals":
-            over = self.deals_played + 1 - self.golden_from >= len(self.active)
-        else:
-            over = self.golden_done == (1 << self.n) - 1
+        over = golden_round_complete(
+            r, self.golden_done, self.golden_from, self.deals_played, len(self.active)
+        )
         if not over or self.golden_made or not r.golden_restart:
             return False
         n = self.n
@@ -1670,6 +1669,18 @@ class Game:
             out.extend(events_public(rec))
         return out
 
+
+
+def golden_round_complete(
+    rules: Rules, golden_done: int, golden_from: int, deals_played: int, active: int
+) -> bool:
+    """Whether the golden round is complete once the deal just scored is counted (003
+    l.67): as many deals as active seats since it began (``golden_round_count: deals``), or
+    every seat has had its golden deal (``golden_done``, a bit per seat). Public: a bot
+    following the game from its events decides it the same way."""
+    if rules.golden_round_count == "deals":
+        return deals_played + 1 - golden_from >= active
+    return golden_done == (1 << rules.players) - 1
 
 
 def public_text(action: Action) -> str:

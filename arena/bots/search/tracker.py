@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena.engine.game import golden_round_complete
 from arena.engine.rules import Rules
 from arena.match.fallback import fallback_action
 
@@ -148,10 +149,9 @@ class MatchTracker:
         if not self._conceded:
             self.golden_done |= 1 << seat
         self.golden_made = self.golden_made or made
-        if r.golden_round_count == "deals":
-            over = self.deals_played + 1 - self.golden_from >= len(self._active)
-        else:
-            over = self.golden_done == (1 << r.players) - 1
+        over = golden_round_complete(
+            r, self.golden_done, self.golden_from, self.deals_played, len(self._active)
+        )
         if not over or self.golden_made or not r.golden_restart:
             return
         n = r.players
