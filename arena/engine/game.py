@@ -1703,10 +1703,9 @@ PUBLIC_TYPE = {"action": "action", "auto": "action", "trick": "trick", "marriage
                "redeal": "redeal", "deal_end": "deal_end"}
 
 
-def events_public(rec: DealRecord, start: int = 0) -> list[dict[str, Any]]:
-    """The public form of a deal's events (from the ``start``-th on): hidden cards stay
-    hidden."""
-    return public_events(rec.events[start:] if start else rec.events)
+def events_public(rec: DealRecord) -> list[dict[str, Any]]:
+    """The public form of a deal's events: hidden cards stay hidden."""
+    return public_events(rec.events)
 
 
 def public_events(raw: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:

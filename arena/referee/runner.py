@@ -35,7 +35,7 @@ from typing import Any
 from arena.bots import BUILTIN_BOTS, get_bot, seat_seed
 from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_action
 from arena.engine import commitment as cm
-from arena.engine.game import PUBLIC_TYPE, DealRecord, events_public, public_events
+from arena.engine.game import PUBLIC_TYPE, DealRecord, public_events
 from arena.engine.replay import replay_from_game
 from arena.match.fallback import fallback_action
 from arena.match.types import (
@@ -286,24 +286,17 @@ class _Match:
         out: list[JSON] = []
         if len(raw) > self.cursor:
             start, self.cursor = self.cursor, len(raw)
+            new = raw[start:]
+            for item in new:  # the deal count needs every deal's end, listened to or not
+                if item[0] == "deal_end":
+                    self.deals_unflushed += 1
             if not self.listeners and not self.events_wait and self.spectator_nowait is None:
-                # Nobody follows the match: only the deal count needs the events.
-                for item in raw[start:]:
-                    if item[0] == "deal_end":
-                        self.deals_unflushed += 1
-                return out
+                return out  # nobody follows the match
             wanted = self.wanted
             if wanted is None:
-                events = events_public(rec, start)
+                events = public_events(new)
             else:
-                kept: list[tuple[Any, ...]] = []
-                for item in raw[start:]:
-                    kind = PUBLIC_TYPE.get(item[0])
-                    if kind in wanted:
-                        kept.append(item)
-                    elif kind == "deal_end":
-                        self.deals_unflushed += 1  # counted here, as nobody takes it
-                events = public_events(kept) if kept else []
+                events = public_events([e for e in new if PUBLIC_TYPE.get(e[0]) in wanted])
             first = True
             for event in events:
                 kind = event["type"]
@@ -313,10 +306,7 @@ class _Match:
                         event["fallback"] = fallback
                     if face_down:
                         event["action"] = event["action"].split(" ", 1)[0] + " ??"
-                elif kind == "deal_end":
-                    event["deal"] = rec.index
-                    self.deals_unflushed += 1
-                elif kind == "redeal":
+                elif kind in ("deal_end", "redeal"):
                     event["deal"] = rec.index
                 out.append(event)
         game = self.game
