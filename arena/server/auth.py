@@ -120,8 +120,11 @@ INSERT INTO registry_version (id, n) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
 #: no round trip to the database.
 PG_VERSION_TTL_S = 0.2
 _PG_CHANNEL = "arena_registry_changed"
-#: Shortest time between two looks at the registry by a :class:`TokenWatch`.
-CHECK_EVERY_S = 0.001
+#: Shortest time between two looks at the registry by a :class:`TokenWatch` for changes
+#: made elsewhere (another process on the same SQLite file; a PostgreSQL registry's own
+#: counter is read at most every ``PG_VERSION_TTL_S`` anyway). Changes made through this
+#: process, or announced to it, are seen at the very next decision.
+CHECK_EVERY_S = 0.02
 
 
 class BotRegistry:
@@ -139,13 +142,14 @@ class BotRegistry:
         #: Changes made through this connection (``PRAGMA data_version`` counts only those
         #: of other connections, e.g. another gateway's).
         self._changes = 0
+        #: NOTIFYs heard from other gateways (PostgreSQL only).
+        self._notified = 0
         self._pg_version = (0, -1.0)  # (counter, when read)
         self.kind = "postgresql" if self.path.startswith(("postgresql://", "postgres://")) else (
             "sqlite"
         )
         if self.kind == "postgresql":
             self._db: Any = self._connect_pg()
-            self._notified = 0
             self._closing = threading.Event()
             self._listener = threading.Thread(
                 target=self._listen, name="registry listener", daemon=True
@@ -353,6 +357,12 @@ class BotRegistry:
             return Identity(verdict, old[0])
         return Identity(Verdict.UNKNOWN)
 
+    @property
+    def local_changes(self) -> int:
+        """Changes this process made or heard of (its own writes, PostgreSQL's NOTIFYs): a
+        plain counter, read before every decision without asking the database."""
+        return self._changes + self._notified
+
     def version(self, *, fresh: bool = False) -> tuple[int, ...]:
         """Changes when any connection, in this process or another, changed the registry;
         cheap enough to ask before every decision. ``fresh`` asks the database itself
@@ -456,6 +466,7 @@ class TokenWatch:
         self._streams: dict[str, set[Watched]] = {}
         self._per_bot: dict[str, int] = {}
         self._version: tuple[int, ...] = registry.version()
+        self._local = registry.local_changes
         self._checked_at = 0.0
 
     def add(self, bot: str, token_sha256: str, end: Callable[[Identity], None]) -> Watched:
@@ -487,14 +498,17 @@ class TokenWatch:
     def check(self, *, fresh: bool = False) -> int:
         """End the streams whose token is no longer valid; how many were ended.
 
-        Asked before every decision, it looks at the registry at most every
-        ``CHECK_EVERY_S``: a revoke is a round trip away from any answer that follows it,
-        so nothing that arrives after the revoke is let through, and a busy gateway does
-        not read the registry thousands of times a second."""
+        Asked before every decision. A revoke made through this gateway (or announced to
+        it) is seen at once, so no answer that follows it is let through; one made by
+        another process on the same database is seen within ``CHECK_EVERY_S``, well inside
+        the second a revoked stream has to end. A busy gateway does not read the registry
+        thousands of times a second."""
         now = time.monotonic()
-        if not fresh and now - self._checked_at < CHECK_EVERY_S:
+        local = self.registry.local_changes
+        if not fresh and local == self._local and now - self._checked_at < CHECK_EVERY_S:
             return 0
         self._checked_at = now
+        self._local = local
         version = self.registry.version(fresh=fresh)
         if version == self._version:
             return 0
