@@ -62,7 +62,8 @@ class LoopStalls:
     moment the loop got round to it, for the last few seconds."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+        #: The loop watched (the one its clocks' requests are made on).
+        self.loop = loop
         self.intervals: collections.deque[tuple[float, float]] = collections.deque(maxlen=4096)
         #: Lateness of every check since :meth:`take_lags` was last called.
         self._lags: list[float] = []
@@ -86,8 +87,8 @@ class LoopStalls:
         if len(self._lags) < 100_000:
             self._lags.append(max(0.0, late))
         self._due = now + STALL_PERIOD_S
-        if not self._loop.is_closed():
-            self._handle = self._loop.call_later(STALL_PERIOD_S, self._tick)
+        if not self.loop.is_closed():
+            self._handle = self.loop.call_later(STALL_PERIOD_S, self._tick)
 
     def take_lags(self) -> list[float]:
         """The lateness of each check since the last call (for admission control)."""
@@ -349,7 +350,9 @@ async def wait_answer(
         return Waited(True)
     if stop is not None and stop.done():
         return Waited(False, stopped=True)
-    watch = _Watch(asyncio.get_running_loop(), task, clock, budget_s, stop, platform_limit_s)
+    # The task's own loop is the running one, and asking it costs no getpid() system call
+    # (asyncio.get_running_loop makes one, on every decision).
+    watch = _Watch(task.get_loop(), task, clock, budget_s, stop, platform_limit_s)
     try:
         while True:
             await watch.waiter

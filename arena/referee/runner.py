@@ -207,6 +207,9 @@ class _Match:
             self.wanted = frozenset().union(*(st.event_types or () for st in self.listeners))
         self.stop = stop
         self.stop_task: asyncio.Future[Any] | None = None
+        #: The loop's stall watcher, looked up once: every lookup costs a getpid() system
+        #: call (asyncio.get_running_loop), and clocked seats need it on every decision.
+        self.stalls: LoopStalls | None = None
         self.annotations: dict[tuple[int, int], str] = {}
         self.cursor = 0
         self.talon_shown = False
@@ -378,7 +381,7 @@ class _Match:
         self, st: _SeatState, request: DecisionRequest, budget_s: float
     ) -> tuple[Any, str, str, float, float]:
         """A seat whose transport tells when the bot's own time starts and stops."""
-        clock = BotClock(LoopStalls.current())
+        clock = BotClock(self.stalls or LoopStalls.current())
         submit = getattr(st.seat, "submit_clocked", None)
         task: asyncio.Future[Any] = (
             submit(request, clock)
@@ -567,6 +570,7 @@ class _Match:
     async def play(self) -> MatchResult:
         game = self.game
         started = time.perf_counter()
+        self.stalls = LoopStalls.current()
         if self.stop is not None:
             self.stop_task = asyncio.ensure_future(self.stop.wait())
         await self.emit({

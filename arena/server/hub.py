@@ -359,7 +359,9 @@ class BotHub:
         """
         if request.request_id in self._pending:
             raise ValueError(f"request id {request.request_id!r} is already pending")
-        loop = asyncio.get_running_loop()
+        # The clock's loop is the running one; asking asyncio costs a getpid() system call.
+        stalls = clock.stalls if clock is not None else None
+        loop = stalls.loop if stalls is not None else asyncio.get_running_loop()
         pending = Pending(
             bot=bot,
             request=request,
