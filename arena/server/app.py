@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -221,6 +222,20 @@ class Gateway:
             await self._server.wait_for_termination()
 
 
+def settle_heap() -> None:
+    """Move everything the gateway built while starting (modules, protobuf descriptors,
+    gRPC's machinery: most of its heap) out of the garbage collector's sight.
+
+    A busy gateway allocates a few dozen container objects per decision that live for the
+    length of the decision (its observation, the request, timers), so the collector runs
+    hundreds of times a second; every full collection walked all of that start-up heap
+    too, for nothing, since it lives as long as the process. Frozen, it is still freed by
+    reference counting should it ever go; only cycles among it would be kept.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 def _result_writer(path: str, then: ResultHook | None) -> ResultHook:
     """A result hook appending JSON lines; an append per result survives a crash."""
     target = Path(path)
@@ -281,6 +296,7 @@ async def serve(
         if metrics_server is not None:
             metrics_server.close()
         raise
+    settle_heap()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread

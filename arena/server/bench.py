@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.referee.clock import BotClock
+from arena.server.app import settle_heap
 from arena.server.hub import BotHub, Outcome
 from arena.server.matches import MatchManager
 from arena.server.testing import GatewayThread
@@ -378,6 +379,7 @@ def bench_gateway(
                 if time.monotonic() > limit or any(p.poll() is not None for p in procs):
                     raise RuntimeError("the bench bots did not connect to the gateway")
                 time.sleep(0.05)
+            settle_heap()  # as arena serve does once it is up
             if baseline:
                 yard = _PingPong(matches, clients=len(names))
             recorder = _Recorder()
