@@ -124,7 +124,7 @@ _PG_CHANNEL = "arena_registry_changed"
 #: made elsewhere (another process on the same SQLite file; a PostgreSQL registry's own
 #: counter is read at most every ``PG_VERSION_TTL_S`` anyway). Changes made through this
 #: process, or announced to it, are seen at the very next decision.
-CHECK_EVERY_S = 0.02
+CHECK_EVERY_S = 0.1
 
 
 class BotRegistry:
