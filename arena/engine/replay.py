@@ -49,19 +49,28 @@ def replay_from_game(
     ``annotations`` marks actions the referee chose for a seat (fallbacks), keyed by
     (position of the deal record, position of the action in it).
     """
-    notes = annotations or {}
+    # The referee's notes by deal, so that a deal without any (nearly all of them) is
+    # written in one pass; a replay is built at the end of every match.
+    by_deal: dict[int, dict[int, str]] = {}
+    for (di, ai), note in (annotations or {}).items():
+        by_deal.setdefault(di, {})[ai] = note
     deals = []
     for di, rec in enumerate(game.records):
         entry: dict[str, Any] = {"index": rec.index, "dealer": rec.dealer}
         if include_deck:
             entry["deck"] = [CARD_NAMES[c] for c in rec.deck]
-        acts: list[list[Any]] = []
-        for ai, (seat, action) in enumerate(rec.actions):
-            item: list[Any] = [seat, str(action)]
-            note = notes.get((di, ai)) or rec.notes.get(ai)
-            if note:
-                item.append(note)
-            acts.append(item)
+        marks = by_deal.get(di)
+        acts: list[list[Any]]
+        if marks is None and not rec.notes:
+            acts = [[seat, action.text] for seat, action in rec.actions]
+        else:
+            acts = []
+            for ai, (seat, action) in enumerate(rec.actions):
+                item: list[Any] = [seat, action.text]
+                note = (marks.get(ai) if marks else None) or rec.notes.get(ai)
+                if note:
+                    item.append(note)
+                acts.append(item)
         entry["actions"] = acts
         if rec.result is not None:
             if "redeal" in rec.result:
