@@ -67,9 +67,9 @@ def replay_from_game(
             acts = []
             for ai, (seat, action) in enumerate(rec.actions):
                 item: list[Any] = [seat, action.text]
-                note = (marks.get(ai) if marks else None) or rec.notes.get(ai)
-                if note:
-                    item.append(note)
+                mark = (marks.get(ai) if marks else None) or rec.notes.get(ai)
+                if mark:
+                    item.append(mark)
                 acts.append(item)
         entry["actions"] = acts
         if rec.result is not None:
