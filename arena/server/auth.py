@@ -121,10 +121,12 @@ INSERT INTO registry_version (id, n) VALUES (1, 0) ON CONFLICT (id) DO NOTHING;
 PG_VERSION_TTL_S = 0.2
 _PG_CHANNEL = "arena_registry_changed"
 #: Shortest time between two looks at the registry by a :class:`TokenWatch` for changes
-#: made elsewhere (another process on the same SQLite file; a PostgreSQL registry's own
-#: counter is read at most every ``PG_VERSION_TTL_S`` anyway). Changes made through this
-#: process, or announced to it, are seen at the very next decision.
-CHECK_EVERY_S = 0.1
+#: made elsewhere (another gateway on the same SQLite file; a PostgreSQL registry announces
+#: its changes, and its counter is cached for ``PG_VERSION_TTL_S``). An answer sent after a
+#: revoke is a round trip later than the revoke, more than this, so it never counts.
+#: Changes made through this process, or announced to it, are seen at the very next
+#: decision whatever the interval.
+CHECK_EVERY_S = 0.001
 
 
 class BotRegistry:
@@ -499,10 +501,10 @@ class TokenWatch:
         """End the streams whose token is no longer valid; how many were ended.
 
         Asked before every decision. A revoke made through this gateway (or announced to
-        it) is seen at once, so no answer that follows it is let through; one made by
-        another process on the same database is seen within ``CHECK_EVERY_S``, well inside
-        the second a revoked stream has to end. A busy gateway does not read the registry
-        thousands of times a second."""
+        it) is seen at once; one made by another process on the same database within
+        ``CHECK_EVERY_S``, less than the round trip between the revoke and any answer that
+        follows it: no such answer is let through. A busy gateway still does not read the
+        registry thousands of times a second."""
         now = time.monotonic()
         local = self.registry.local_changes
         if not fresh and local == self._local and now - self._checked_at < CHECK_EVERY_S:
