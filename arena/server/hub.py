@@ -58,10 +58,18 @@ def classify_action(text: str, legal: frozenset[str]) -> tuple[Outcome, str, str
 
 @dataclass(eq=False)
 class Pending:
-    """A decision request the referee is waiting on."""
+    """A decision request the referee is waiting on.
+
+    It keeps the request as the bytes the bot will read, not the request itself: the
+    observation inside (a few dozen lists and strings) is freed as soon as it is written
+    out, instead of living, and being walked by the garbage collector, for as long as the
+    bot thinks.
+    """
 
     bot: str
-    request: DecisionRequest
+    request_id: str
+    match_id: str
+    message: bytes
     legal: frozenset[str]
     future: asyncio.Future[str]
     clock: BotClock
@@ -364,7 +372,9 @@ class BotHub:
         loop = stalls.loop if stalls is not None else asyncio.get_running_loop()
         pending = Pending(
             bot=bot,
-            request=request,
+            request_id=request.request_id,
+            match_id=request.match_id,
+            message=wire.decision_request_bytes(request),
             legal=frozenset(request.legal),
             future=loop.create_future(),
             clock=clock if clock is not None else BotClock(),
@@ -388,17 +398,21 @@ class BotHub:
 
     def _deliver(self, pending: Pending, conn: Connection) -> None:
         pending.connection = conn
-        conn.pending.add(pending.request.request_id)
-        conn.send(Outgoing(wire.decision_request_bytes(pending.request), pending.clock))
+        conn.pending.add(pending.request_id)
+        conn.send(Outgoing(pending.message, pending.clock))
 
     async def _deliver_later(self, pending: Pending) -> None:
-        conn = await self._instance_for(pending.bot, pending.request.match_id)
+        conn = await self._instance_for(pending.bot, pending.match_id)
         if not pending.future.done():
             self._deliver(pending, conn)
 
     def _settle(self, pending: Pending) -> None:
         """The request is answered, timed out or withdrawn: forget it."""
-        request_id = pending.request.request_id
+        request_id = pending.request_id
+        # The callback refers back to the pending request: dropped, the two are freed as
+        # soon as the referee is done, instead of piling up for the garbage collector's
+        # full passes (one cycle per decision).
+        pending.settle = None
         if self._pending.get(request_id) is pending:
             del self._pending[request_id]
         if pending.connection is not None:
