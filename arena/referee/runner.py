@@ -388,6 +388,7 @@ class _Match:
             if submit is not None
             else asyncio.ensure_future(st.seat.decide_clocked(request, clock))  # type: ignore[attr-defined]
         )
+        del request  # the transport keeps what it needs of it (see _ask_remote)
         waited = await wait_answer(task, clock, budget_s, stop=self.stop_task)
         if waited.answered:
             answer, outcome, why = self._settled(task)
@@ -432,16 +433,15 @@ class _Match:
         platform_total = 0.0
         while True:
             self.requests += 1
-            request = DecisionRequest(
-                match_id=self.spec.match_id,
-                request_id=f"{self.spec.match_id}/{self.requests}",
-                seat=p,
-                observation=self.game.observation(p),
-                legal=texts,
-                deadline_ms=self.tc.decision_ms,
-                time_bank_ms=int(st.bank_ms),
-            )
-            answer, outcome, why, charged_s, platform_s = await self.ask(st, request)
+            if st.clocked:
+                # Made inside the call, so that no frame here keeps it: a transport that
+                # serialises it at once (the gateway's hub) lets the observation go then.
+                asked = await self._ask_clocked(
+                    st, self._request(p, st, texts), self._budget_s(st)
+                )
+            else:
+                asked = await self.ask(st, self._request(p, st, texts))
+            answer, outcome, why, charged_s, platform_s = asked
             platform_total += platform_s
             if outcome != PLATFORM:
                 return answer, outcome, why, charged_s, platform_total
@@ -459,6 +459,21 @@ class _Match:
             await self._pause(pause)
             platform_total += pause
             pause = min(pause * 2, PLATFORM_RETRY_MAX_S)
+
+    def _request(self, p: int, st: _SeatState, texts: tuple[str, ...]) -> DecisionRequest:
+        return DecisionRequest(
+            match_id=self.spec.match_id,
+            request_id=f"{self.spec.match_id}/{self.requests}",
+            seat=p,
+            observation=self.game.observation(p),
+            legal=texts,
+            deadline_ms=self.tc.decision_ms,
+            time_bank_ms=int(st.bank_ms),
+        )
+
+    def _budget_s(self, st: _SeatState) -> float:
+        """What a seat may spend on its next answer: the clock plus its bank."""
+        return (self.tc.decision_ms + int(st.bank_ms)) / 1000.0
 
     async def _pause(self, seconds: float) -> None:
         if self.stop_task is None:
