@@ -188,14 +188,26 @@ def _pairs(value: object, size: int) -> Sequence[Sequence[Any]]:
     return items
 
 
+#: Encoded ``{seat, text}`` entries by (field key, seat, text): the same bids, trick cards
+#: and marriages recur all deal long (the whole auction is in every request after it).
+_PAIRS: dict[tuple[bytes, int, str], bytes] = {}
+_PAIRS_MAX = 8192
+
+
 def _seat_text(key: bytes, value: object) -> bytes:
     """Repeated ``{int32 seat = 1; string x = 2}`` (AuctionEntry, TrickCard, ShownMarriage)."""
-    return b"".join(
-        [
-            _message(key, _int32(_K[1], seat) + _string(_L[2], text))
-            for seat, text in _pairs(value, 2)
-        ]
-    )
+    out = []
+    for seat, text in _pairs(value, 2):
+        if type(seat) is not int or type(text) is not str:  # bools, str subclasses: no
+            raise Unencodable("not a seat and a text")
+        entry = (key, seat, text)
+        encoded = _PAIRS.get(entry)
+        if encoded is None:
+            encoded = _message(key, _int32(_K[1], seat) + _string(_L[2], text))
+            if len(text) <= _STRING_CACHED_LEN:
+                _remember(_PAIRS, _PAIRS_MAX, entry, encoded)
+        out.append(encoded)
+    return b"".join(out)
 
 
 def _given(value: object) -> bytes:
