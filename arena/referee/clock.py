@@ -199,7 +199,7 @@ class BotClock:
         return held + self.stalled_s()
 
 
-@dataclass
+@dataclass(slots=True)
 class Waited:
     """How :func:`wait_answer` ended."""
 
@@ -228,6 +228,9 @@ class _Watch:
     (which stops the clock just before it hands over the answer) wakes the task directly.
     Most answers come long before the budget is up: one timer made and cancelled.
     """
+
+    __slots__ = ("budget_s", "clock", "expected", "grace", "graced", "loop", "platform_at",
+                 "platform_fault", "stop", "task", "timed_out", "timer", "waiter", "watching")
 
     __slots__ = ("budget_s", "clock", "expected", "grace", "graced", "loop",
                  "platform_at", "platform_fault", "stop", "task", "timed_out", "timer",

@@ -56,7 +56,7 @@ def classify_action(text: str, legal: frozenset[str]) -> tuple[Outcome, str, str
     return Outcome.ILLEGAL, normal, ""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Pending:
     """A decision request the referee is waiting on.
 
