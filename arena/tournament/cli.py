@@ -287,8 +287,10 @@ def _linger(prog: str, port: int, seconds: float) -> None:
 
     done = threading.Event()
     shown = "until stopped" if math.isinf(seconds) else f"for {seconds:g}s more"
-    print(f"{prog}: serving metrics on :{port} {shown} (Ctrl-C to exit)", file=sys.stderr)
+    # The handler first: a SIGTERM sent on reading the line below ends the wait cleanly.
     previous = signal.signal(signal.SIGTERM, lambda *_: done.set())
+    print(f"{prog}: serving metrics on :{port} {shown} (Ctrl-C to exit)", file=sys.stderr,
+          flush=True)
     try:
         if math.isinf(seconds):
             while not done.wait(3600):

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -64,13 +65,26 @@ def test_metrics_stay_up_until_sigterm(tmp_path: Path) -> None:
             time.sleep(0.2)
         assert 'arena_tournament_matches_done{tournament="linger-cup"} 12.0' in body
         assert 'arena_rating{bot="greedy",tournament="linger-cup"}' in body
+        # The last match is counted a moment before the run ends: wait for the run to say
+        # it lingers, and only then stop it (a SIGTERM before is an interrupted run).
+        assert proc.stderr is not None
+        lines: list[str] = []
+        watchdog = threading.Timer(60, proc.kill)  # a run that never says so fails, not hangs
+        watchdog.start()
+        try:
+            while not any("until stopped" in line for line in lines):
+                line = proc.stderr.readline()
+                assert line, (lines, proc.wait(10))
+                lines.append(line)
+        finally:
+            watchdog.cancel()
+        assert any("serving metrics" in line for line in lines), lines
         # The run is over, yet the process keeps serving until told to stop.
         time.sleep(0.5)
         assert proc.poll() is None
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=20)
-        assert proc.returncode == 0, err
-        assert "serving metrics" in err and "until stopped" in err
+        assert proc.returncode == 0, "".join(lines) + err
     finally:
         if proc.poll() is None:
             proc.kill()
