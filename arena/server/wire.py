@@ -116,9 +116,11 @@ def _seq(value: object) -> Sequence[Any]:
 
 def _packed(field: int, value: object) -> bytes:
     """A packed ``repeated int32`` field (empty: nothing), remembered by value."""
-    items = _seq(value)
-    if not items:
+    if type(value) is not list and type(value) is not tuple:
+        raise Unencodable("not a list")
+    if not value:
         return b""
+    items: Sequence[Any] = value
     key = (field, *items)
     encoded = _PACKED.get(key)
     if encoded is None:
@@ -127,15 +129,26 @@ def _packed(field: int, value: object) -> bytes:
     return encoded
 
 
+# The helpers below run some thirty times per request: the common case (a small
+# non-negative int, a list) is checked inline rather than through _int, _seq and _varint.
+
+
 def _int32(key: bytes, value: object) -> bytes:
     """An implicit-presence int32: nothing when zero."""
-    n = _int(value)
-    return key + _varint(n) if n else b""
+    if type(value) is not int:
+        raise Unencodable("not an integer")
+    if not value:
+        return b""
+    return key + (_SMALL[value] if 0 < value < 16384 else _varint(value))
 
 
 def _optional_int32(key: bytes, value: object) -> bytes:
     """An ``optional int32``: written whenever set, zero included."""
-    return b"" if value is None else key + _varint(_int(value))
+    if value is None:
+        return b""
+    if type(value) is not int:
+        raise Unencodable("not an integer")
+    return key + (_SMALL[value] if 0 <= value < 16384 else _varint(value))
 
 
 def _string(key: bytes, value: object) -> bytes:
@@ -150,8 +163,12 @@ def _strings(key: bytes, value: object) -> bytes:
     tagged = _TAGGED.get(key)
     if tagged is None:
         tagged = _TAGGED[key] = {}
+    if type(value) is not list and type(value) is not tuple:
+        raise Unencodable("not a list")
+    if not value:
+        return b""
     out = []
-    for item in _seq(value):
+    for item in value:
         encoded = tagged.get(item)
         if encoded is None:
             encoded = key + _text(item)
@@ -196,8 +213,15 @@ _PAIRS_MAX = 8192
 
 def _seat_text(key: bytes, value: object) -> bytes:
     """Repeated ``{int32 seat = 1; string x = 2}`` (AuctionEntry, TrickCard, ShownMarriage)."""
+    if type(value) is not list and type(value) is not tuple:
+        raise Unencodable("not a list")
+    if not value:
+        return b""
     out = []
-    for seat, text in _pairs(value, 2):
+    for item in value:
+        if (type(item) is not list and type(item) is not tuple) or len(item) != 2:
+            raise Unencodable("not a pair")
+        seat, text = item
         if type(seat) is not int or type(text) is not str:  # bools, str subclasses: no
             raise Unencodable("not a seat and a text")
         entry = (key, seat, text)
@@ -234,8 +258,9 @@ def _barrel(value: object) -> bytes:
     items = _seq(value)
     if not items:
         return b""
-    if not all(type(v) is bool for v in items):
-        raise Unencodable("not a bool")
+    for v in items:
+        if type(v) is not bool:
+            raise Unencodable("not a bool")
     return _L[9] + _varint(len(items)) + bytes(items)
 
 
