@@ -93,8 +93,20 @@ def mask_points(mask: int) -> int:
     return sum(CARD_POINTS[c] for c in cards_of(mask))
 
 
+#: The names of the cards of one suit's byte of a mask, for every byte value: a hand or a
+#: talon is named with four lookups (the observation names a few of them per decision).
+_SUIT_NAMES = tuple(
+    tuple(tuple(CARD_NAMES[8 * s + r] for r in range(8) if byte >> r & 1) for byte in range(256))
+    for s in range(4)
+)
+
+
 def cards_str(mask: int) -> list[str]:
-    return [CARD_NAMES[c] for c in cards_of(mask)]
+    """Names of the cards of a mask, in ascending index order (as :func:`cards_of`)."""
+    if not 0 <= mask < 1 << 32:
+        raise ValueError(f"not a card mask: {mask:#x}")
+    a, b, c, d = _SUIT_NAMES
+    return [*a[mask & 0xFF], *b[mask >> 8 & 0xFF], *c[mask >> 16 & 0xFF], *d[mask >> 24]]
 
 
 def hand_str(mask: int) -> str:
