@@ -1615,14 +1615,14 @@ class Game:
         if not 0 <= seat < self.n:
             raise ValueError(f"no seat {seat} in a game of {self.n}")
         hidden_hand = bool(self.unseen >> seat & 1)
-        trick = []
-        for s, c in self.trick:
-            face_down = self.crawl and s != seat
-            trick.append([s, "XX" if face_down else CARD_NAMES[c]])
+        if self.crawl:  # cards played face down show as "XX" to everyone but their owner
+            trick = [[s, "XX" if s != seat else CARD_NAMES[c]] for s, c in self.trick]
+        else:
+            trick = [[s, CARD_NAMES[c]] for s, c in self.trick]
         talon: list[str] = []
         if self.talon and (self.talon_public or self.talon_seen >> seat & 1):
             talon = cards_str(self.talon[self.chosen])
-        auction = [[s, str(a)] for s, a, _auto in self.auction_log]
+        auction = [[s, a.text] for s, a, _auto in self.auction_log]
         return {
             "seat": seat,
             "players": self.n,
