@@ -81,6 +81,18 @@ class Pending:
     settle: Callable[[Any], None] | None = None
 
 
+class _Told:
+    """What one bot was told of one match: the last event (by identity, or by its number in
+    the match for a match played elsewhere) and the numbering of its event stream."""
+
+    __slots__ = ("encoder", "event", "index")
+
+    def __init__(self) -> None:
+        self.event: Mapping[str, Any] | None = None
+        self.index = -1
+        self.encoder: convert.EventEncoder | None = None
+
+
 class Outgoing:
     """A decision request on its way down a bot's stream, with the clock it starts.
 
@@ -190,9 +202,8 @@ class BotHub:
         self._connections: dict[str, list[Connection]] = {}
         self._pending: dict[str, Pending] = {}
         self._bindings: dict[tuple[str, str], Connection] = {}
-        self._last_event: dict[tuple[str, str], Mapping[str, Any]] = {}
-        self._last_index: dict[tuple[str, str], int] = {}
-        self._encoders: dict[tuple[str, str], convert.EventEncoder] = {}
+        #: What each (bot, match) was told so far; one lookup per event and listener.
+        self._told: dict[tuple[str, str], _Told] = {}
         self._waiters: dict[str, asyncio.Event] = {}
         self._ids = itertools.count(1)
         self._round_robin = itertools.count()
@@ -330,10 +341,8 @@ class BotHub:
             conn = self._bindings.pop(key)
             conn.matches.discard(match_id)
             self._wake(conn.bot)
-        for key in [k for k in self._last_event if k[1] == match_id]:
-            self._encoders.pop(key, None)
-            self._last_event.pop(key, None)
-            self._last_index.pop(key, None)
+        for key in [k for k in self._told if k[1] == match_id]:
+            del self._told[key]
 
     def forget(
         self, bot: str, match_id: str, *, if_last: Mapping[str, Any] | None = None
@@ -342,11 +351,10 @@ class BotHub:
         Redis), which has no ``release_match`` call at its end. With ``if_last``, only when
         that is still the last event sent for it: the same match id may have started again."""
         key = (bot, match_id)
-        if if_last is not None and self._last_event.get(key) is not if_last:
+        told = self._told.get(key)
+        if if_last is not None and (told is None or told.event is not if_last):
             return
-        self._last_event.pop(key, None)
-        self._last_index.pop(key, None)
-        self._encoders.pop(key, None)
+        self._told.pop(key, None)
         conn = self._bindings.pop(key, None)
         if conn is not None:
             conn.matches.discard(match_id)
@@ -476,18 +484,21 @@ class BotHub:
         is a repeat.
         """
         key = (bot, match_id)
+        told = self._told.get(key)
+        if told is None:
+            told = self._told[key] = _Told()
         if index is not None:
-            last = self._last_index.get(key, -1)
+            last = told.index
             restart = index == 0 and last > 0 and event.get("type") == "match_start"
             if index <= last and not restart:  # a match id played again starts over
                 return
-            self._last_index[key] = index
-        elif self._last_event.get(key) is event:
+            told.index = index
+        elif told.event is event:
             return
-        self._last_event[key] = event
-        encoder = self._encoders.get(key)
+        told.event = event
+        encoder = told.encoder
         if encoder is None:
-            encoder = self._encoders[key] = convert.EventEncoder()
+            encoder = told.encoder = convert.EventEncoder()
         if index is not None:
             # The match's own number: the same whichever gateway delivers the event.
             encoder.sequence = index
@@ -503,7 +514,7 @@ class BotHub:
                 self._wake(bot)
             # The last event stays so that a second seat of the same bot is not told the
             # end twice; release_match forgets it.
-            self._encoders.pop(key, None)
+            told.encoder = None
 
 
 class RemoteSeat:

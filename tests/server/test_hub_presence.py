@@ -81,5 +81,5 @@ def test_forget_frees_a_routed_match_only_if_it_did_not_start_again(
     gateway.call(forget(end))
     assert conn.matches == {"m1"}
     gateway.call(forget(None))
-    assert conn.matches == set() and ("bob", "m1") not in hub._last_event
+    assert conn.matches == set() and ("bob", "m1") not in hub._told
     bot.close()
