@@ -116,11 +116,9 @@ def _seq(value: object) -> Sequence[Any]:
 
 def _packed(field: int, value: object) -> bytes:
     """A packed ``repeated int32`` field (empty: nothing), remembered by value."""
-    if type(value) is not list and type(value) is not tuple:
-        raise Unencodable("not a list")
-    if not value:
+    items = _seq(value)
+    if not items:
         return b""
-    items: Sequence[Any] = value
     key = (field, *items)
     encoded = _PACKED.get(key)
     if encoded is None:
@@ -129,8 +127,8 @@ def _packed(field: int, value: object) -> bytes:
     return encoded
 
 
-# The helpers below run some thirty times per request: the common case (a small
-# non-negative int, a list) is checked inline rather than through _int, _seq and _varint.
+# The two below run some fifteen times per request: the common case (a small non-negative
+# int) is checked inline rather than through _int and _varint.
 
 
 def _int32(key: bytes, value: object) -> bytes:
@@ -163,12 +161,8 @@ def _strings(key: bytes, value: object) -> bytes:
     tagged = _TAGGED.get(key)
     if tagged is None:
         tagged = _TAGGED[key] = {}
-    if type(value) is not list and type(value) is not tuple:
-        raise Unencodable("not a list")
-    if not value:
-        return b""
     out = []
-    for item in value:
+    for item in _seq(value):
         encoded = tagged.get(item)
         if encoded is None:
             encoded = key + _text(item)
@@ -213,15 +207,8 @@ _PAIRS_MAX = 8192
 
 def _seat_text(key: bytes, value: object) -> bytes:
     """Repeated ``{int32 seat = 1; string x = 2}`` (AuctionEntry, TrickCard, ShownMarriage)."""
-    if type(value) is not list and type(value) is not tuple:
-        raise Unencodable("not a list")
-    if not value:
-        return b""
     out = []
-    for item in value:
-        if (type(item) is not list and type(item) is not tuple) or len(item) != 2:
-            raise Unencodable("not a pair")
-        seat, text = item
+    for seat, text in _pairs(value, 2):
         if type(seat) is not int or type(text) is not str:  # bools, str subclasses: no
             raise Unencodable("not a seat and a text")
         entry = (key, seat, text)
