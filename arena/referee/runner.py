@@ -349,7 +349,8 @@ class _Match:
         self, st: _SeatState, request: DecisionRequest
     ) -> tuple[Any, str, str, float, float]:
         """The seat's raw answer, the outcome so far, a reason when not ok, and the
-        seconds charged to the seat and spent by the platform."""
+        seconds charged to the seat and spent by the platform (a clocked seat is asked
+        through :meth:`_ask_clocked` instead)."""
         if st.in_process:
             t0 = time.perf_counter()
             try:
@@ -358,9 +359,7 @@ class _Match:
                 return (None, MALFORMED, f"the bot raised {type(exc).__name__}: {exc}",
                         time.perf_counter() - t0, 0.0)
             return answer, OK, "", time.perf_counter() - t0, 0.0
-        budget_s = (request.deadline_ms + request.time_bank_ms) / 1000.0
-        if st.clocked:
-            return await self._ask_clocked(st, request, budget_s)
+        budget_s = self._budget_s(st)
         t0 = time.perf_counter()
         task: asyncio.Future[Any] = asyncio.ensure_future(st.seat.decide(request))
         waiters: set[asyncio.Future[Any]] = {task}
