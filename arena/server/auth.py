@@ -122,11 +122,13 @@ PG_VERSION_TTL_S = 0.2
 _PG_CHANNEL = "arena_registry_changed"
 #: Shortest time between two looks at the registry by a :class:`TokenWatch` for changes
 #: made elsewhere (another gateway on the same SQLite file; a PostgreSQL registry announces
-#: its changes, and its counter is cached for ``PG_VERSION_TTL_S``). An answer sent after a
-#: revoke is a round trip later than the revoke, more than this, so it never counts.
-#: Changes made through this process, or announced to it, are seen at the very next
-#: decision whatever the interval.
-CHECK_EVERY_S = 0.001
+#: its changes, and its counter is cached for ``PG_VERSION_TTL_S``). A revoke or rotate
+#: does not return until this long after it was committed (:attr:`BotRegistry.settle_s`),
+#: so every gateway has looked again before any answer sent after it arrives: such an
+#: answer never counts, and a busy gateway reads the registry 50 times a second rather
+#: than before every decision. Changes made through this process, or announced to it, are
+#: seen at the very next decision whatever the interval.
+CHECK_EVERY_S = 0.02
 
 
 class BotRegistry:
@@ -360,6 +362,14 @@ class BotRegistry:
         return Identity(Verdict.UNKNOWN)
 
     @property
+    def settle_s(self) -> float:
+        """How long after a committed change every :class:`TokenWatch` on this registry,
+        in any process, has looked at it again: what a revoke waits before it returns."""
+        if self.kind == "postgresql":
+            return CHECK_EVERY_S + PG_VERSION_TTL_S
+        return CHECK_EVERY_S
+
+    @property
     def local_changes(self) -> int:
         """Changes this process made or heard of (its own writes, PostgreSQL's NOTIFYs): a
         plain counter, read before every decision without asking the database."""
@@ -501,9 +511,9 @@ class TokenWatch:
         """End the streams whose token is no longer valid; how many were ended.
 
         Asked before every decision. A revoke made through this gateway (or announced to
-        it) is seen at once; one made by another process on the same database within
-        ``CHECK_EVERY_S``, less than the round trip between the revoke and any answer that
-        follows it: no such answer is let through. A busy gateway still does not read the
+        it) is seen at once; one made by another process within ``CHECK_EVERY_S`` (plus
+        PostgreSQL's ``PG_VERSION_TTL_S``), which the revoke waits out before it returns:
+        no answer sent after it is let through. A busy gateway still does not read the
         registry thousands of times a second."""
         now = time.monotonic()
         local = self.registry.local_changes

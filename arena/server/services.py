@@ -440,6 +440,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         await self._name_check(context, request.name)
         await self._registry_call(context, lambda: self.registry.revoke(request.name))
         closed = self._end_streams(request.name, "revoked")
+        await asyncio.sleep(self.registry.settle_s)  # every gateway has seen it now
         return organiser_pb2.RevokeTokenResponse(name=request.name, sessions_closed=closed)
 
     async def RotateToken(
@@ -451,6 +452,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         await self._name_check(context, request.name)
         token = await self._registry_call(context, lambda: self.registry.rotate(request.name))
         self._end_streams(request.name, "replaced by a newer one")
+        await asyncio.sleep(self.registry.settle_s)  # every gateway has seen it now
         return organiser_pb2.RotateTokenResponse(name=request.name, token=token)
 
     def _end_streams(self, name: str, what: str) -> int:

@@ -224,6 +224,36 @@ def test_rotate_on_one_gateway_ends_streams_on_another(
         stop_all([a, b])
 
 
+@pytest.mark.parametrize("change", ["RevokeToken", "RotateToken"])
+def test_a_busy_gateway_sees_a_revoke_before_it_returns(
+    tmp_path: Path, registry: Path | str, change: str
+) -> None:
+    """A gateway that looked at the registry a moment before another one revokes (as a
+    busy gateway does at every decision, at most every ``CHECK_EVERY_S``) has looked again
+    by the time the revoke returns: the reply waits that interval out, so no answer that
+    follows the reply counts anywhere."""
+    from arena.server.auth import BotRegistry, TokenWatch, hash_token
+
+    b = _gateway(tmp_path, "b", registry)
+    watching = BotRegistry(registry)
+    try:
+        with Organiser(b) as org:
+            token = org.call("RegisterBot", organiser_pb2.RegisterBotRequest(name="busy")).token
+            watch = TokenWatch(watching)
+            ended: list[Any] = []
+            watch.add("busy", hash_token(token), ended.append)
+            assert watch.check() == 0  # the last look before the change: nothing to end
+            request_type = getattr(organiser_pb2, f"{change}Request")
+            org.call(change, request_type(name="busy"))
+            assert watch.check() == 1, "the revoke returned before this gateway could see it"
+            assert [i.verdict.name for i in ended] == [
+                "REVOKED" if change == "RevokeToken" else "ROTATED"
+            ]
+    finally:
+        watching.close()
+        stop_all([b])
+
+
 # --- floods ------------------------------------------------------------------------------
 
 
