@@ -15,6 +15,7 @@ exactly like an id that never existed, so ids reveal nothing.
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import time
 from collections.abc import Callable, Mapping
@@ -107,6 +108,49 @@ class Outgoing:
         self.clock = clock
 
 
+_Item = bot_pb2.PlayResponse | Outgoing | None
+
+
+class Outbox:
+    """What waits to be written to one bot's stream, in order, for its one writer.
+
+    A deque and at most one waiter. ``asyncio.Queue`` does the same for any number of
+    readers and writers, at a cost paid twice per decision here: a list of waiters, and a
+    look-up of the running loop (a ``getpid`` system call) every time the writer finds it
+    empty, which a stream that keeps up with its bot does on nearly every message.
+    """
+
+    __slots__ = ("_items", "_loop", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: collections.deque[_Item] = collections.deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def put_nowait(self, item: _Item) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def get(self) -> _Item:
+        """The oldest item, once there is one; a single reader at a time."""
+        items = self._items
+        while not items:
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            # A cancelled wait leaves a done future behind, which put_nowait skips.
+            self._waiter = waiter = loop.create_future()
+            await waiter
+        return items.popleft()
+
+
 @dataclass(eq=False)
 class Connection:
     """One connected instance of a bot: its outgoing queue and what it is busy with.
@@ -123,9 +167,7 @@ class Connection:
     max_matches: int
     wants_events: bool = True
     limits: StreamLimits = field(default_factory=StreamLimits)
-    outbox: asyncio.Queue[bot_pb2.PlayResponse | Outgoing | None] = field(
-        default_factory=asyncio.Queue
-    )
+    outbox: Outbox = field(default_factory=Outbox)
     matches: set[str] = field(default_factory=set)
     pending: set[str] = field(default_factory=set)
     closed: bool = False
