@@ -201,7 +201,11 @@ class BotClient:
         )
         try:
             async for message in call:
-                await self._handle(call, message)
+                # Decision requests, the usual message, skip a coroutine of dispatch.
+                if message.WhichOneof("message") == "decision_request":
+                    await self._answer(call, message.decision_request)
+                else:
+                    await self._handle(call, message)
         except asyncio.InvalidStateError:  # the stream ended while we wrote
             pass
 
@@ -269,20 +273,22 @@ class BotClient:
             await self._send(call, msg.request_id, action, started)
 
     async def _send(self, call: Any, request_id: str, action: str, started: float) -> None:
-        decision = bot_pb2.Decision(
-            request_id=request_id,
-            action=action,
-            think_time_us=int((time.perf_counter() - started) * 1e6),
-        )
+        think_us = int((time.perf_counter() - started) * 1e6)
+        # Filled in place: building a Decision and then a PlayRequest around it copies it.
+        message = bot_pb2.PlayRequest()
+        decision = message.decision
+        decision.request_id = request_id
+        decision.action = action
+        decision.think_time_us = think_us
         self.decisions += 1
         try:
             if self._thinking or self._write_lock.locked():
                 async with self._write_lock:
-                    await call.write(bot_pb2.PlayRequest(decision=decision))
+                    await call.write(message)
             else:
                 # A plain bot answers from the stream's reader alone: no other write can
                 # be under way, so the lock is skipped on this, the usual path.
-                await call.write(bot_pb2.PlayRequest(decision=decision))
+                await call.write(message)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
             # Sent again after the reconnect; the server takes it if it is still waiting.
             self._unsent.append(decision)

@@ -17,10 +17,16 @@ def observation_to_dict(msg: common_pb2.Observation) -> dict[str, Any]:
 
     Every decision request goes through here, so it is written for speed: repeated fields
     are copied by slicing (a new plain list, cheaper than ``list()`` on the protobuf
-    container), optional fields are read once each, and the usual empty ``extra_json``
-    (``"{}"``) is not parsed.
+    container), repeated messages are only walked when they have entries (most are empty
+    most of the time, and an empty comprehension still costs a call), optional fields are
+    read once each, and the usual empty ``extra_json`` (``"{}"``) is not parsed.
     """
     has = msg.HasField
+    auction = msg.auction
+    given = msg.given
+    shown = msg.shown_marriages
+    marriages = msg.marriages
+    trick = msg.trick
     obs: dict[str, Any] = {
         "seat": msg.seat,
         "players": msg.players,
@@ -33,19 +39,19 @@ def observation_to_dict(msg: common_pb2.Observation) -> dict[str, Any]:
         "barrel": msg.barrel[:],
         "bolts": msg.bolts[:],
         "active": msg.active[:],
-        "auction": [[e.seat, e.action] for e in msg.auction],
+        "auction": [[e.seat, e.action] for e in auction] if auction else [],
         "bid": msg.bid if has("bid") else None,
         "declarer": msg.declarer if has("declarer") else None,
         "contract": msg.contract if has("contract") else None,
         "blind": msg.blind,
         "talon": msg.talon[:],
-        "given": [[g.card, g.seat] for g in msg.given],
+        "given": [[g.card, g.seat] for g in given] if given else [],
         "received": msg.received[:],
         "discarded": msg.discarded[:],
-        "shown_marriages": [[m.seat, m.suit] for m in msg.shown_marriages],
+        "shown_marriages": [[m.seat, m.suit] for m in shown] if shown else [],
         "trump": msg.trump if has("trump") else None,
-        "marriages": [[m.seat, m.suit, m.points] for m in msg.marriages],
-        "trick": [[t.seat, t.card] for t in msg.trick],
+        "marriages": [[m.seat, m.suit, m.points] for m in marriages] if marriages else [],
+        "trick": [[t.seat, t.card] for t in trick] if trick else [],
         "leader": msg.leader if has("leader") else None,
         "tricks_taken": msg.tricks_taken[:],
         "points_taken": msg.points_taken[:],
