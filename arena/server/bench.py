@@ -248,6 +248,7 @@ class _PingPong:
         self.answered = 0
         self.seconds = 0.0
         self.cpu: float | None = 0.0
+        self.server_cpu: float | None = 0.0
         try:
             command = [sys.executable, "-m", "arena.server.pingpong", "client", self.server.address]
             self.procs = [
@@ -271,6 +272,7 @@ class _PingPong:
         server.pause(False)
         time.sleep(0.05)  # back in its stride
         cpu_before = _cpu_seconds(pids)
+        own_before = _cpu_seconds(pids[:1])
         before = server.answered
         server.counting = True
         began = time.perf_counter()
@@ -279,10 +281,12 @@ class _PingPong:
         elapsed = time.perf_counter() - began
         server.counting = False
         cpu_after = _cpu_seconds(pids)
+        own_after = _cpu_seconds(pids[:1])
         server.pause(True)
         self.answered += answered
         self.seconds += elapsed
         self.cpu = _spent(self.cpu, cpu_before, cpu_after)
+        self.server_cpu = _spent(self.server_cpu, own_before, own_after)
 
     def figures(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -294,6 +298,9 @@ class _PingPong:
         }
         if self.cpu is not None and self.answered:
             out["cpu_us_per_decision"] = round(self.cpu / self.answered * 1e6, 1)
+        if self.server_cpu is not None and self.answered:
+            # The server's share, to set beside the gateway's own (the rest is the clients).
+            out["server_cpu_us_per_decision"] = round(self.server_cpu / self.answered * 1e6, 1)
         return out
 
     def close(self) -> None:
