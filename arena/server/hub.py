@@ -544,12 +544,21 @@ class BotHub:
         if index is not None:
             # The match's own number: the same whichever gateway delivers the event.
             encoder.sequence = index
-        conn = self._pick(bot, match_id)
+        kind = event.get("type")
+        # Every event of every match comes here once per seat, and most bots want none:
+        # the bound instance is looked up inline, and a skip is counted without a call.
+        conn = self._bindings.get(key)
+        if conn is None or conn.closed:
+            conn = self._pick(bot, match_id)
         if conn is None or not conn.wants_events:
-            encoder.skip(event)  # numbering stays the same for every listener
+            # Counted all the same, so that the numbering is the same for every listener.
+            if kind == "deal_start":
+                encoder.skip(event)
+            else:
+                encoder.sequence += 1
         else:
             conn.send(bot_pb2.PlayResponse(event=encoder.encode(match_id, event)))
-        if event.get("type") == "match_end":
+        if kind == "match_end":
             binding = self._bindings.pop(key, None)
             if binding is not None:
                 binding.matches.discard(match_id)
