@@ -124,8 +124,8 @@ class PlatformError(RuntimeError):
 class BotClock:
     """When one decision's bot time started and stopped (``time.perf_counter`` seconds)."""
 
-    __slots__ = ("_started", "created", "hook", "reported_bot_s", "reported_platform_s",
-                 "stalls", "started", "stopped")
+    __slots__ = ("_stalled", "_started", "created", "hook", "reported_bot_s",
+                 "reported_platform_s", "stalls", "started", "stopped")
 
     def __init__(self, stalls: LoopStalls | None = None) -> None:
         self.stalls = stalls
@@ -135,6 +135,9 @@ class BotClock:
         self.reported_bot_s: float | None = None
         self.reported_platform_s = 0.0
         self._started: asyncio.Future[None] | None = None
+        #: The stalls of the finished window, worked out once: the hub, the referee and
+        #: the metrics all ask after the stop, and the answer no longer changes then.
+        self._stalled: float | None = None
         #: Told synchronously of the stop: how :func:`wait_answer` learns of an answer
         #: read by the gateway's hub without a second wake-up.
         self.hook: Callable[[], None] | None = None
@@ -176,9 +179,9 @@ class BotClock:
             return self.reported_bot_s
         if self.started is None:
             return 0.0
-        end = self.stopped if self.stopped is not None else (
-            time.perf_counter() if now is None else now
-        )
+        if self.stopped is not None:
+            return max(0.0, self.stopped - self.started - self.stalled_s())
+        end = time.perf_counter() if now is None else now
         window = end - self.started
         if self.stalls is not None and window > 0:
             window -= self.stalls.overlap(self.started, end)
@@ -188,7 +191,10 @@ class BotClock:
         """Seconds of the bot's window the loop spent stalled (given back to the bot)."""
         if self.stalls is None or self.started is None or self.stopped is None:
             return 0.0
-        return self.stalls.overlap(self.started, self.stopped)
+        stalled = self._stalled
+        if stalled is None:
+            stalled = self._stalled = self.stalls.overlap(self.started, self.stopped)
+        return stalled
 
     def platform_s(self) -> float:
         """Seconds the platform held the request (before the bot could see it, and while
@@ -228,9 +234,6 @@ class _Watch:
     (which stops the clock just before it hands over the answer) wakes the task directly.
     Most answers come long before the budget is up: one timer made and cancelled.
     """
-
-    __slots__ = ("budget_s", "clock", "expected", "grace", "graced", "loop", "platform_at",
-                 "platform_fault", "stop", "task", "timed_out", "timer", "waiter", "watching")
 
     __slots__ = ("budget_s", "clock", "expected", "grace", "graced", "loop",
                  "platform_at", "platform_fault", "stop", "task", "timed_out", "timer",
