@@ -405,7 +405,11 @@ class BotHub:
     # --- decisions --------------------------------------------------------------------
 
     def submit(
-        self, bot: str, request: DecisionRequest, clock: BotClock | None = None
+        self,
+        bot: str,
+        request: DecisionRequest,
+        clock: BotClock | None = None,
+        observations: wire.ObservationEncoder | None = None,
     ) -> asyncio.Future[str]:
         """Send a request to an instance of ``bot``; the future gets the answer text.
 
@@ -413,7 +417,8 @@ class BotHub:
         started when the request is written to the bot's stream (or at once when no
         instance of the bot is connected: waiting for an absent bot is the bot's time) and
         stopped when the answer is read. Without a connected instance the request waits
-        for one to connect.
+        for one to connect. ``observations`` is the seat's own encoder (see
+        :class:`~arena.server.wire.ObservationEncoder`).
         """
         if request.request_id in self._pending:
             raise ValueError(f"request id {request.request_id!r} is already pending")
@@ -424,7 +429,7 @@ class BotHub:
             bot=bot,
             request_id=request.request_id,
             match_id=request.match_id,
-            message=wire.decision_request_bytes(request),
+            message=wire.decision_request_bytes(request, observations),
             legal=frozenset(request.legal),
             future=loop.create_future(),
             clock=clock if clock is not None else BotClock(),
@@ -579,6 +584,8 @@ class RemoteSeat:
         self.hub = hub
         self.bot = bot
         self.name = bot
+        #: This seat's observations, written again only where they changed.
+        self.observations = wire.ObservationEncoder()
 
     async def decide(self, request: DecisionRequest) -> str:
         return await self.hub.decide(self.bot, request)
@@ -588,7 +595,7 @@ class RemoteSeat:
 
     def submit_clocked(self, request: DecisionRequest, clock: BotClock) -> asyncio.Future[str]:
         """The request on its way, as a future (no coroutine per decision)."""
-        return self.hub.submit(self.bot, request, clock)
+        return self.hub.submit(self.bot, request, clock, self.observations)
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         self.hub.event(self.bot, match_id, event)

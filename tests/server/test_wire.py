@@ -109,3 +109,35 @@ def test_the_stream_serializer_takes_messages_and_bytes() -> None:
     welcome = bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(bot_name="b", instance_id="b#1"))
     assert wire.serialize_response(welcome) == welcome.SerializeToString()
     assert wire.serialize_response(b"\x12\x00") == b"\x12\x00"
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_a_seats_encoder_writes_the_same_bytes_as_from_scratch(preset: str) -> None:
+    """Each seat's encoder, fed that seat's requests in order (as the hub does), writes
+    what encoding every request from scratch writes, though it rewrites only what
+    changed."""
+    requests = _requests(preset, games=2, seed=len(preset) + 7)
+    encoders: dict[tuple[str, int], wire.ObservationEncoder] = {}
+    for request in requests:
+        encoder = encoders.setdefault(
+            (request.match_id, request.seat), wire.ObservationEncoder()
+        )
+        assert wire._fast_request(request, encoder) == wire._fast_request(request)
+
+
+def test_an_encoder_checks_the_type_of_an_unchanged_looking_value() -> None:
+    """``1 == True``: a number where the last request had a bool is still refused, and the
+    request takes the runtime's way."""
+    request = _requests("classic", games=1, seed=3)[0]
+    encoder = wire.ObservationEncoder()
+    blind = request.observation["blind"]
+    assert type(blind) is bool
+    wire._fast_request(request, encoder)
+    odd = DecisionRequest(
+        **{**request.__dict__, "observation": {**request.observation, "blind": int(blind)}}
+    )
+    with pytest.raises(wire.Unencodable):
+        wire._fast_request(odd, encoder)
+    assert wire.decision_request_bytes(odd, encoder) == _runtime(odd).SerializeToString()
+    # and the encoder still writes the engine's own requests right afterwards
+    assert wire._fast_request(request, encoder) == wire._fast_request(request)
