@@ -86,12 +86,15 @@ class _Told:
     """What one bot was told of one match: the last event (by identity, or by its number in
     the match for a match played elsewhere) and the numbering of its event stream."""
 
-    __slots__ = ("encoder", "event", "index")
+    __slots__ = ("encoder", "event", "index", "skipping")
 
     def __init__(self) -> None:
         self.event: Mapping[str, Any] | None = None
         self.index = -1
         self.encoder: convert.EventEncoder | None = None
+        #: The instance holding the match when it wants no events: while it stays open,
+        #: a seat counts the next plain event itself (:meth:`RemoteSeat.on_event_nowait`).
+        self.skipping: Connection | None = None
 
 
 class Outgoing:
@@ -561,9 +564,12 @@ class BotHub:
                 encoder.skip(event)
             else:
                 encoder.sequence += 1
+            told.skipping = conn if index is None else None
         else:
+            told.skipping = None
             conn.send(bot_pb2.PlayResponse(event=encoder.encode(match_id, event)))
         if kind == "match_end":
+            told.skipping = None
             binding = self._bindings.pop(key, None)
             if binding is not None:
                 binding.matches.discard(match_id)
@@ -571,6 +577,10 @@ class BotHub:
             # The last event stays so that a second seat of the same bot is not told the
             # end twice; release_match forgets it.
             told.encoder = None
+
+
+#: Events the hub itself must see even for a bot that wants none.
+_NOTED_EVENTS = frozenset({"deal_start", "match_end"})
 
 
 class RemoteSeat:
@@ -586,6 +596,8 @@ class RemoteSeat:
         self.name = bot
         #: This seat's observations, written again only where they changed.
         self.observations = wire.ObservationEncoder()
+        #: The hub's record of what this bot was told of the match (see on_event_nowait).
+        self._told: tuple[str, _Told] | None = None
 
     async def decide(self, request: DecisionRequest) -> str:
         return await self.hub.decide(self.bot, request)
@@ -601,5 +613,28 @@ class RemoteSeat:
         self.hub.event(self.bot, match_id, event)
 
     def on_event_nowait(self, match_id: str, event: JSON) -> None:
-        """Events only go onto the bot's outgoing queue: the referee need not wait."""
+        """Events only go onto the bot's outgoing queue: the referee need not wait.
+
+        Every seat is told every event, and most bots want none: while the instance that
+        holds the match wants none and stays connected, a plain event (not a deal's start,
+        whose number the encoder notes, nor the match's end) is only counted, here,
+        without a call into the hub. Anything else takes :meth:`BotHub.event`.
+        """
+        told = self._told
+        if told is not None and told[0] is match_id:
+            record = told[1]
+            conn = record.skipping
+            if (
+                conn is not None
+                and not conn.closed
+                and record.event is not event
+                and event["type"] not in _NOTED_EVENTS
+                and record.encoder is not None
+            ):
+                record.event = event
+                record.encoder.sequence += 1
+                return
         self.hub.event(self.bot, match_id, event)
+        if told is None or told[0] is not match_id:
+            found = self.hub._told.get((self.bot, match_id))
+            self._told = None if found is None else (match_id, found)
