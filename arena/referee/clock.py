@@ -33,6 +33,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import heapq
+import itertools
+import math
 import time
 import weakref
 from collections.abc import Callable
@@ -69,6 +72,8 @@ class LoopStalls:
         self._lags: list[float] = []
         self._due = time.perf_counter() + STALL_PERIOD_S
         self._handle = loop.call_later(STALL_PERIOD_S, self._tick)
+        #: The budget timers of the clocks of this loop.
+        self.deadlines = Deadlines(loop)
 
     @classmethod
     def current(cls) -> LoopStalls:
@@ -113,6 +118,102 @@ class LoopStalls:
 _WATCHERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopStalls] = (
     weakref.WeakKeyDictionary()
 )
+
+#: A timer of :class:`Deadlines`: ``[when, number, callback]``; the callback is None once
+#: it ran or was cancelled.
+Deadline = list[Any]
+
+
+class Deadlines:
+    """Timers for many clocks on one event loop, behind one asyncio timer.
+
+    Every remote decision arms a timer for its budget and nearly always cancels it (the
+    answer comes first). An asyncio timer is a Python object in a heap ordered by a
+    Python method, made and cancelled 2,500 times a second on a busy gateway; here a
+    timer is a small list in a heap ordered by the C comparison of its first two items,
+    and one asyncio timer is kept for the earliest of them. Budgets of one time control
+    end in the order they began, so that timer rarely has to move. A cancelled timer is
+    only marked, and dropped when its time comes (or in a sweep, once they are half of
+    the heap).
+    """
+
+    __slots__ = ("_dead", "_handle", "_heap", "_numbers", "_when", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._heap: list[Deadline] = []
+        self._numbers = itertools.count()
+        self._handle: asyncio.TimerHandle | None = None
+        self._when = math.inf
+        self._dead = 0
+
+    def __len__(self) -> int:
+        """Timers still to run."""
+        return len(self._heap) - self._dead
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Deadline:
+        """Run ``callback`` at ``when`` (the loop's time), unless cancelled before."""
+        entry = [when, next(self._numbers), callback]
+        heapq.heappush(self._heap, entry)
+        if when < self._when:
+            self._arm(when)
+        return entry
+
+    def cancel(self, entry: Deadline) -> None:
+        if entry[2] is None:
+            return
+        entry[2] = None
+        self._dead += 1
+        if self._dead > 1024 and self._dead * 2 > len(self._heap):
+            self._heap = [e for e in self._heap if e[2] is not None]
+            heapq.heapify(self._heap)
+            self._dead = 0
+
+    def _arm(self, when: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._when = when
+        self._handle = self.loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        self._handle = None
+        self._when = math.inf
+        heap = self._heap
+        # What is due now runs now; what the callbacks arm waits for the next turn.
+        end = self.loop.time() + _CLOCK_RESOLUTION
+        due = []
+        while heap and heap[0][0] <= end:
+            due.append(heapq.heappop(heap))
+        for entry in due:
+            callback = entry[2]
+            if callback is None:
+                self._dead -= 1
+                continue
+            entry[2] = None
+            callback()
+        while heap and heap[0][2] is None:
+            heapq.heappop(heap)
+            self._dead -= 1
+        if heap and heap[0][0] < self._when:
+            self._arm(heap[0][0])
+
+
+_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
+_DEADLINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _deadlines(loop: asyncio.AbstractEventLoop, clock: BotClock) -> Deadlines:
+    """The timers of ``loop``: its stall watcher's when the clock has it (the usual case,
+    no look-up), else the loop's own."""
+    stalls = clock.stalls
+    if stalls is not None and stalls.loop is loop:
+        return stalls.deadlines
+    found = _DEADLINES.get(loop)
+    if found is None:
+        found = _DEADLINES[loop] = Deadlines(loop)
+    return found
 
 
 class PlatformError(RuntimeError):
@@ -226,7 +327,8 @@ class _Watch:
     """What :func:`wait_answer` waits for, followed by callbacks rather than by the task.
 
     Every decision of every remote match goes through here, so the waiting task is woken
-    once, when the wait is over, and nothing in between. One timer serves the whole wait:
+    once, when the wait is over, and nothing in between. One timer (of the loop's
+    :class:`Deadlines`) serves the whole wait:
     armed for the budget when the wait begins, it can only fire early (the bot's time
     starts later, when its request is written, and stalls are given back), so when it
     fires it looks at the clock and arms itself again for what is left, or for the
@@ -235,7 +337,7 @@ class _Watch:
     Most answers come long before the budget is up: one timer made and cancelled.
     """
 
-    __slots__ = ("budget_s", "clock", "expected", "grace", "graced", "loop",
+    __slots__ = ("budget_s", "clock", "deadlines", "expected", "grace", "graced", "loop",
                  "platform_at", "platform_fault", "stop", "task", "timed_out", "timer",
                  "waiter", "watching")
 
@@ -254,7 +356,8 @@ class _Watch:
         self.budget_s = budget_s
         self.stop = stop
         self.waiter: asyncio.Future[None] = loop.create_future()
-        self.timer: asyncio.TimerHandle | None = None
+        self.deadlines = _deadlines(loop, clock)
+        self.timer: Deadline | None = None
         self.platform_at = loop.time() + platform_limit_s
         self.expected = 0.0
         self.grace = READ_GRACE_S
@@ -273,9 +376,9 @@ class _Watch:
 
     def _arm(self, delay: float) -> None:
         if self.timer is not None:
-            self.timer.cancel()
+            self.deadlines.cancel(self.timer)
         self.expected = self.loop.time() + max(0.0, delay)
-        self.timer = self.loop.call_at(self.expected, self._tick)
+        self.timer = self.deadlines.call_at(self.expected, self._tick)
 
     def _wake(self, _fut: Any = None) -> None:
         if not self.waiter.done():
@@ -328,7 +431,7 @@ class _Watch:
 
     def close(self) -> None:
         if self.timer is not None:
-            self.timer.cancel()
+            self.deadlines.cancel(self.timer)
             self.timer = None
         if self.clock.hook == self._stopped:
             self.clock.hook = None
