@@ -342,6 +342,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("poll", "arena.tournament.pollbench", "main",
      "the scheduler's cost per poll at 10k, 100k and 1M results of a 1-deal tournament"),
     ("referee", "arena.referee.bench", "bench_main", "in-process decisions/s through the referee"),
+    ("hub", "arena.server.bench_hub", "main",
+     "the gateway's referee and hub per decision without gRPC (callgrind-ready)"),
     ("memory", "arena.server.bench_memory", "main",
      "gateway memory after many finished full-length matches"),
     ("web", "arena.web.bench", "bench_main",

@@ -318,6 +318,9 @@ def test_printed_runs_show_what_the_commands_print(sh: Shell) -> None:
     bench = block("docs/referee.md", "$ arena bench referee --seconds 5")
     got = sh.run(bench.commands()[0], timeout=120).stdout.splitlines()
     assert [shape(x) for x in got] == [shape(x) for x in bench.output().splitlines()]
+    hub = block("docs/protocol.md", "$ arena bench hub --matches 16 --deals 4")
+    got = sh.run(hub.commands()[0], timeout=120).stdout.splitlines()
+    assert [shape(x) for x in got] == [shape(x) for x in hub.output().splitlines()]
     cli_blocks = [block("docs/cli.md", "arena --version"),
                   block("docs/cli.md", "arena completion bash > arena-completion.bash")]
     for cli_block in cli_blocks:

@@ -34,3 +34,31 @@ def test_bench_module_prints_json() -> None:
     figures = json.loads(out)
     assert figures["load_run"]["decision_ms"] == 50
     assert "platform_timeouts" in figures
+
+
+def test_bench_hub_plays_its_matches_and_prints_json() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "arena.server.bench_hub", "--matches", "2", "--deals", "1",
+         "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    figures = json.loads(out)
+    assert figures["matches"] == 2 and figures["deals_per_match"] == 1
+    assert figures["decisions"] > 20  # every decision of two one-deal matches
+    assert figures["us_per_decision"] > 0 and figures["cpu_us_per_decision"] > 0
+
+
+def test_bench_hub_refuses_bad_figures_in_one_line() -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "arena.server.bench_hub", "--matches", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        "arena bench hub: --matches and --deals must be at least 1"
+    ]
