@@ -190,7 +190,12 @@ class Deadlines:
                 self._dead -= 1
                 continue
             entry[2] = None
-            callback()
+            try:
+                callback()
+            except Exception as exc:  # as asyncio does for a timer: report, run the others
+                self.loop.call_exception_handler(
+                    {"message": "a clock's timer failed", "exception": exc}
+                )
         while heap and heap[0][2] is None:
             heapq.heappop(heap)
             self._dead -= 1

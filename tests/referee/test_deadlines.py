@@ -85,3 +85,29 @@ def test_many_cancelled_timers_are_swept_away() -> None:
     kept, live = asyncio.run(main())
     assert kept < 5000  # swept once the cancelled ones were most of the heap
     assert live == 0
+
+
+def test_a_failing_timer_is_reported_and_the_others_still_run() -> None:
+    """A timer that raises must not take the timers due with it down: a lost timer would
+    leave a decision waiting with no clock to end it."""
+
+    async def main() -> tuple[list[str], list[str]]:
+        loop = asyncio.get_running_loop()
+        reported: list[str] = []
+        loop.set_exception_handler(lambda _loop, ctx: reported.append(ctx["message"]))
+        deadlines = Deadlines(loop)
+        ran: list[str] = []
+
+        def boom() -> None:
+            raise RuntimeError("boom")
+
+        now = loop.time() + 0.005
+        deadlines.call_at(now, boom)
+        deadlines.call_at(now, functools.partial(ran.append, "same time"))
+        deadlines.call_at(now + 0.01, functools.partial(ran.append, "later"))
+        await asyncio.sleep(0.05)
+        return ran, reported
+
+    ran, reported = asyncio.run(main())
+    assert ran == ["same time", "later"]
+    assert reported == ["a clock's timer failed"]
