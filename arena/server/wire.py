@@ -265,52 +265,11 @@ _KEY_COUNT = len(convert.OBSERVATION_KEYS)
 _EXTRA_JSON = _L[25] + _text("{}")  # no extra keys: what the runtime's path writes too
 
 
-def observation_bytes(obs: Mapping[str, Any]) -> bytes:
-    """``Observation`` bytes of an observation shaped as the engine makes it; raises
-    :class:`Unencodable` (or KeyError) for anything else."""
-    if len(obs) != _KEY_COUNT:
-        raise Unencodable("not the engine's keys")
-    trump = obs["trump"]
-    return b"".join(
-        (
-            _int32(_K[1], obs["seat"]),
-            _int32(_K[2], obs["players"]),
-            _int32(_K[3], obs["dealer"]),
-            _int32(_K[4], obs["deal"]),
-            _string(_L[5], obs["phase"]),
-            _optional_int32(_K[6], obs["to_act"]),
-            _strings(_L[7], obs["hand"]),
-            _packed(8, obs["scores"]),
-            _barrel(obs["barrel"]),
-            _packed(10, obs["active"]),
-            _seat_text(_L[11], obs["auction"]),
-            _optional_int32(_K[12], obs["bid"]),
-            _optional_int32(_K[13], obs["declarer"]),
-            _optional_int32(_K[14], obs["contract"]),
-            _boolean(_K[15], obs["blind"]),
-            _strings(_L[16], obs["talon"]),
-            _given(obs["given"]),
-            _strings(_L[18], obs["received"]),
-            b"" if trump is None else _L[19] + _text(trump),
-            _marriages(obs["marriages"]),
-            _seat_text(_L[21], obs["trick"]),
-            _optional_int32(_K[22], obs["leader"]),
-            _packed(23, obs["tricks_taken"]),
-            _packed(24, obs["hand_sizes"]),
-            _EXTRA_JSON,
-            _packed(26, obs["bolts"]),
-            _strings(_L[27], obs["discarded"]),
-            _seat_text(_L[28], obs["shown_marriages"]),
-            _packed(29, obs["points_taken"]),
-        )
-    )
-
-
 def _trump(value: object) -> bytes:
     return b"" if value is None else _L[19] + _text(value)
 
 
-#: The observation's fields in the order :func:`observation_bytes` writes them, each with
+#: The observation's fields in field-number order, as the runtime writes them, each with
 #: its encoder; ``None`` stands for ``extra_json``, which is always ``"{}"`` here.
 _FIELDS: tuple[tuple[str, Any], ...] = (
     ("seat", lambda v: _int32(_K[1], v)),
@@ -344,6 +303,17 @@ _FIELDS: tuple[tuple[str, Any], ...] = (
     ("points_taken", lambda v: _packed(29, v)),
 )
 _UNSET = object()
+
+
+def observation_bytes(obs: Mapping[str, Any]) -> bytes:
+    """``Observation`` bytes of an observation shaped as the engine makes it; raises
+    :class:`Unencodable` (or KeyError) for anything else. A remote seat's requests go
+    through its :class:`ObservationEncoder` instead, which writes the same fields."""
+    if len(obs) != _KEY_COUNT:
+        raise Unencodable("not the engine's keys")
+    return b"".join(
+        [_EXTRA_JSON if write is None else write(obs[key]) for key, write in _FIELDS]
+    )
 
 
 class ObservationEncoder:
