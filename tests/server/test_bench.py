@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 from arena.server.bench import bench_gateway
 
@@ -22,30 +23,28 @@ def test_bench_gateway_reports_its_figures() -> None:
     json.dumps(result)  # JSON-safe for --json
 
 
-def test_bench_module_prints_json() -> None:
+def _json_of(module: str, *args: str) -> dict[str, Any]:
+    """What ``python -m module args... --json`` prints, as a benchmark's user runs it."""
     out = subprocess.run(
-        [sys.executable, "-m", "arena.server.bench", "--seconds", "1", "--no-baseline",
-         "--matches", "2", "--decision-ms", "50", "--bank-ms", "0", "--json"],
+        [sys.executable, "-m", module, *args, "--json"],
         capture_output=True,
         text=True,
         check=True,
         timeout=300,
     ).stdout
-    figures = json.loads(out)
+    figures: dict[str, Any] = json.loads(out)
+    return figures
+
+
+def test_bench_module_prints_json() -> None:
+    figures = _json_of("arena.server.bench", "--seconds", "1", "--no-baseline", "--matches",
+                       "2", "--decision-ms", "50", "--bank-ms", "0")
     assert figures["load_run"]["decision_ms"] == 50
     assert "platform_timeouts" in figures
 
 
 def test_bench_hub_plays_its_matches_and_prints_json() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "arena.server.bench_hub", "--matches", "2", "--deals", "1",
-         "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
-    figures = json.loads(out)
+    figures = _json_of("arena.server.bench_hub", "--matches", "2", "--deals", "1")
     assert figures["matches"] == 2 and figures["deals_per_match"] == 1
     assert figures["decisions"] > 20  # every decision of two one-deal matches
     assert figures["us_per_decision"] > 0 and figures["cpu_us_per_decision"] > 0
