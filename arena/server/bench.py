@@ -236,14 +236,18 @@ def _stop_all(procs: Sequence[subprocess.Popen[bytes]]) -> None:
 
 class _PingPong:
     """The yardstick: a bare grpc.aio ping-pong of the same messages, same concurrency,
-    kept running (paused between its turns) so that it can alternate with the gateway."""
+    kept running (paused between its turns) so that it can alternate with the gateway.
+
+    Its server runs in a process of its own, as the gateway does in production: served
+    from this process, beside the gateway's event loop, grpc.aio would hand its events
+    over from one loop to the other and charge the yardstick for it."""
 
     def __init__(self, in_flight: int, clients: int = 3) -> None:
-        from arena.server.pingpong import PingPongServer, sample_requests
+        from arena.server.pingpong import PingPongProcess
 
         self.per_stream = max(1, round(in_flight / clients))
         self.clients = clients
-        self.server = PingPongServer(sample_requests(), self.per_stream)
+        self.server = PingPongProcess(self.per_stream)
         self.procs: list[subprocess.Popen[bytes]] = []
         self.answered = 0
         self.seconds = 0.0
@@ -260,26 +264,24 @@ class _PingPong:
                     raise RuntimeError("the ping-pong clients did not connect")
                 time.sleep(0.05)
             time.sleep(0.5)  # warm up
+            self.server.pause(True)
         except BaseException:
             self.close()
             raise
-        self.server.pause(True)
 
     def run(self, seconds: float) -> None:
         """One turn: let it go for ``seconds`` and count what it did, then pause it."""
         server = self.server
-        pids = [os.getpid(), *(p.pid for p in self.procs)]
+        pids = [server.pid, *(p.pid for p in self.procs)]
         server.pause(False)
         time.sleep(0.05)  # back in its stride
         cpu_before = _cpu_seconds(pids)
         own_before = _cpu_seconds(pids[:1])
         before = server.answered
-        server.counting = True
         began = time.perf_counter()
         time.sleep(seconds)
         answered = server.answered - before
         elapsed = time.perf_counter() - began
-        server.counting = False
         cpu_after = _cpu_seconds(pids)
         own_after = _cpu_seconds(pids[:1])
         server.pause(True)

@@ -7,14 +7,19 @@ and a client that parses each one and answers with its first legal action. There
 engine, no referee and no routing, so the difference between the two runs is what the
 arena itself adds to a decision.
 
-The client runs in its own process (``python -m arena.server.pingpong client ADDRESS N``),
-like a bot; the server runs wherever :class:`PingPongServer` is created.
+The clients run in their own processes (``python -m arena.server.pingpong client ADDRESS``),
+like bots, and so does the server (``python -m arena.server.pingpong server IN_FLIGHT``,
+driven by :class:`PingPongProcess`), like a gateway. The server must not share a process
+with another grpc.aio event loop: grpc.aio polls one completion queue per process and hands
+events for any other loop over through ``call_soon_threadsafe``, which made a ping-pong
+served beside the benchmark's gateway cost a quarter more than one served alone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -72,7 +77,6 @@ class PingPongServer:
         self.in_flight = max(1, in_flight)
         self.answered = 0
         self.streams = 0
-        self.counting = False
         self.loop = asyncio.new_event_loop()
         self._going = asyncio.Event()
         self._going.set()
@@ -103,7 +107,7 @@ class PingPongServer:
         going = self._going
         async for data in requests:
             decision = bot_pb2.PlayRequest.FromString(data)
-            if decision.decision.request_id and self.counting:
+            if decision.decision.request_id:
                 self.answered += 1
             if not going.is_set():
                 await going.wait()
@@ -120,6 +124,88 @@ class PingPongServer:
             asyncio.run_coroutine_threadsafe(self.server.stop(0.5), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+
+
+def _serve(in_flight: int) -> int:
+    """The server process: commands on stdin, one answer line each on stdout.
+
+    ``streams`` and ``count`` print the clients connected and the decisions answered so
+    far; ``pause`` and ``go`` hold the next requests back or let them go. End of input
+    stops the server."""
+    server = PingPongServer(sample_requests(), in_flight)
+    print(f"listening {server.port}", flush=True)
+    try:
+        for line in sys.stdin:
+            command = line.strip()
+            if command == "streams":
+                print(server.streams, flush=True)
+            elif command == "count":
+                print(server.answered, flush=True)
+            elif command in ("pause", "go"):
+                server.pause(command == "pause")
+                print("ok", flush=True)
+            else:
+                print(f"unknown command {command!r}", flush=True)
+    finally:
+        server.close()
+    return 0
+
+
+class PingPongProcess:
+    """A ping-pong server in a process of its own, driven over its standard input."""
+
+    def __init__(self, in_flight: int, timeout_s: float = 60.0) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "arena.server.pingpong", "server", str(in_flight)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        self.pid = self.proc.pid
+        first = self._line(timeout_s)
+        if not first.startswith("listening "):
+            self.close()
+            raise RuntimeError(f"the ping-pong server did not start: {first!r}")
+        self.address = f"127.0.0.1:{int(first.split()[1])}"
+
+    def _line(self, timeout_s: float = 30.0) -> str:
+        out = self.proc.stdout
+        assert out is not None
+        result: list[str] = []
+        reader = threading.Thread(target=lambda: result.append(out.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout_s)
+        if not result or not result[0]:
+            raise RuntimeError("the ping-pong server stopped answering")
+        return result[0].strip()
+
+    def ask(self, command: str) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._line()
+
+    @property
+    def streams(self) -> int:
+        return int(self.ask("streams"))
+
+    @property
+    def answered(self) -> int:
+        return int(self.ask("count"))
+
+    def pause(self, paused: bool) -> None:
+        self.ask("pause" if paused else "go")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 async def _client(address: str) -> None:
@@ -143,10 +229,14 @@ async def _client(address: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m arena.server.pingpong client ADDRESS``: answer until the server stops."""
+    """``python -m arena.server.pingpong client ADDRESS``: answer until the server stops;
+    ``python -m arena.server.pingpong server IN_FLIGHT``: serve (see :func:`_serve`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 2 and args[0] == "server" and args[1].isdigit():
+        return _serve(int(args[1]))
     if len(args) != 2 or args[0] != "client":
-        print("usage: python -m arena.server.pingpong client ADDRESS", file=sys.stderr)
+        print("usage: python -m arena.server.pingpong client ADDRESS | server IN_FLIGHT",
+              file=sys.stderr)
         return 2
     with contextlib.suppress(grpc.aio.AioRpcError, KeyboardInterrupt):
         asyncio.run(_client(args[1]))
