@@ -167,7 +167,7 @@ def play(card: int) -> Action:
     return PLAY_OF[card]
 
 
-def parse_action(text: str) -> Action:
+def parse_action(text: object) -> Action:
     """Parse the text notation; raises :class:`NotationError` naming what is wrong."""
     if not isinstance(text, str):
         raise NotationError(f"an action is text, got {type(text).__name__}")

@@ -388,7 +388,8 @@ class Game:
             g.records[-1] = g.records[-1].copy()
         return g
 
-    __copy__ = copy
+    def __copy__(self) -> Game:
+        return self.copy()
 
     # ------------------------------------------------------------------ dealing
     def deal(self, deck: Sequence[int | str] | None = None) -> None:

@@ -42,6 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from arena.referee.errors import PlatformError as PlatformError
+
 #: Longest time a request may wait inside the platform before the bot's clock starts. It
 #: only bounds a platform that is stuck; a healthy gateway starts the clock in well under
 #: a millisecond, and a saturated one holds new matches back instead (admission control).
@@ -219,12 +221,6 @@ def _deadlines(loop: asyncio.AbstractEventLoop, clock: BotClock) -> Deadlines:
     if found is None:
         found = _DEADLINES[loop] = Deadlines(loop)
     return found
-
-
-class PlatformError(RuntimeError):
-    """A seat's transport could not carry the decision (Redis unreachable, the gateway
-    holding the bot died): nobody's fault at the table, so the referee asks again once the
-    platform is back, rather than playing a move for the seat or counting a strike."""
 
 
 class BotClock:

@@ -55,6 +55,8 @@ from arena.referee.clock import (
     PlatformError,
     wait_answer,
 )
+from arena.referee.errors import PlatformUnavailable as PlatformUnavailable
+from arena.referee.errors import RefereeError as RefereeError
 from arena.referee.seats import InProcessSeat, as_seat, load_object, make_instance
 
 log = logging.getLogger(__name__)
@@ -143,15 +145,6 @@ class _SeatState:
         self.event_hook: Callable[[str, JSON], None] | None = getattr(
             seat, "on_event_nowait", None
         )
-
-
-class RefereeError(RuntimeError):
-    """The match cannot go on for a reason no seat caused (the match ends as an error)."""
-
-
-class PlatformUnavailable(RefereeError):
-    """The platform could not reach a seat for longer than the match waits out an outage;
-    the match is not over, and an executor may play it again from the start."""
 
 
 class _Stop(Exception):
@@ -377,17 +370,22 @@ class _Match:
         return None, TIMEOUT, f"no answer within {budget_s * 1000:.0f} ms", took, 0.0
 
     async def _ask_clocked(
-        self, st: _SeatState, request: DecisionRequest, budget_s: float
+        self, p: int, st: _SeatState, texts: tuple[str, ...], budget_s: float
     ) -> tuple[Any, str, str, float, float]:
-        """A seat whose transport tells when the bot's own time starts and stops."""
+        """A seat whose transport tells when the bot's own time starts and stops.
+
+        The request is made inside the call that submits it, so that no frame here keeps
+        it: a transport that serialises it at once (the gateway's hub) lets the
+        observation go then."""
         clock = BotClock(self.stalls or LoopStalls.current())
         submit = getattr(st.seat, "submit_clocked", None)
         task: asyncio.Future[Any] = (
-            submit(request, clock)
+            submit(self._request(p, st, texts), clock)
             if submit is not None
-            else asyncio.ensure_future(st.seat.decide_clocked(request, clock))  # type: ignore[attr-defined]
+            else asyncio.ensure_future(
+                st.seat.decide_clocked(self._request(p, st, texts), clock)  # type: ignore[attr-defined]
+            )
         )
-        del request  # the transport keeps what it needs of it (see _ask_remote)
         waited = await wait_answer(task, clock, budget_s, stop=self.stop_task)
         if waited.answered:
             answer, outcome, why = self._settled(task)
@@ -433,11 +431,7 @@ class _Match:
         while True:
             self.requests += 1
             if st.clocked:
-                # Made inside the call, so that no frame here keeps it: a transport that
-                # serialises it at once (the gateway's hub) lets the observation go then.
-                asked = await self._ask_clocked(
-                    st, self._request(p, st, texts), self._budget_s(st)
-                )
+                asked = await self._ask_clocked(p, st, texts, self._budget_s(st))
             else:
                 asked = await self.ask(st, self._request(p, st, texts))
             answer, outcome, why, charged_s, platform_s = asked

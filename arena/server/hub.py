@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 from thousand_bot.proto.thousand.v1 import bot_pb2
@@ -111,7 +111,7 @@ class Outgoing:
         self.clock = clock
 
 
-_Item = bot_pb2.PlayResponse | Outgoing | None
+_Item: TypeAlias = "bot_pb2.PlayResponse | Outgoing | None"
 
 
 class Outbox:

@@ -517,9 +517,23 @@ def test_tricks_and_scores_match_an_independent_oracle(
 
 def test_copy_sets_every_attribute_of_the_state() -> None:
     """A field added to the state and forgotten in ``copy`` would make a copy raise or,
-    worse, share a list with its original."""
-    import inspect
-    import re
+    worse, share a list with its original. Read from the source file, which stays the
+    reference when the engine runs compiled (arena.compiled)."""
+    import ast
 
-    assigned = set(re.findall(r"g\.(\w+) =", inspect.getsource(Game.copy)))
-    assert assigned == set(Game.__slots__)
+    from arena.compiled import source_path
+
+    tree = ast.parse(source_path("arena.engine.game").read_text(encoding="utf-8"))
+    game_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Game")
+    slots = next(
+        n.value for n in game_class.body
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "__slots__"
+    )
+    copy = next(
+        n for n in game_class.body if isinstance(n, ast.FunctionDef) and n.name == "copy"
+    )
+    assigned = {
+        t.attr for n in ast.walk(copy) if isinstance(n, ast.Assign) for t in n.targets
+        if isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "g"
+    }
+    assert assigned == set(ast.literal_eval(slots))
