@@ -218,13 +218,16 @@ def _external(module: str, func: str) -> Handler:
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
+    from .compiled import status
 
     p = argparse.ArgumentParser(
         prog="arena",
         description="Thousand Arena: bots play 1000. Every command takes --help; exit codes "
         "and conventions: docs/cli.md.",
     )
-    p.add_argument("--version", action="version", version=f"arena {__version__}")
+    p.add_argument(
+        "--version", action="version", version=f"arena {__version__}, {status().reason}"
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     rules = sub.add_parser("rules", help="list the presets or show one with its options")

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 
 from arena.bots import get_bot, seat_seed
+from arena.compiled import status as compiled_status
 from arena.engine import Game
 from arena.match.types import JSON, MatchSpec
 from arena.referee.runner import match_rules, resolve_seats, run_match
@@ -116,7 +117,8 @@ def bench_main(argv: Sequence[str] | None = None) -> int:
     res = {"preset": args.preset, "bots": list(bots), "seconds": args.seconds,
            "rounds": args.rounds, "referee": referee, "bare_engine": bare,
            "referee_share_of_time": overhead,
-           "referee_vs_bare": referee["decisions_per_s"] / bare["decisions_per_s"]}
+           "referee_vs_bare": referee["decisions_per_s"] / bare["decisions_per_s"],
+           "build": compiled_status().reason}
     if args.json:
         print(json.dumps(res))
         return 0

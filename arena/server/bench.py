@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.compiled import status as compiled_status
 from arena.referee.clock import BotClock
 from arena.server.app import settle_heap
 from arena.server.hub import BotHub, Outcome
@@ -443,6 +444,7 @@ def bench_gateway(
         "latency_run": latency,
         "bot_processes": len(names),
         "cpus": os.cpu_count(),
+        "build": compiled_status().reason,
         "rounds": rounds,
     }
     if yard is not None:
@@ -508,8 +510,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     t, lat = result["load_run"], result["latency_run"]
     print(
-        f"gateway, {t['matches_in_flight']} matches in flight, clock {t['decision_ms']} ms "
-        f"+ bank {t['bank_ms']} ms, {result['bot_processes']} bot processes answering at once:"
+        f"gateway ({result['build']}), {t['matches_in_flight']} matches in flight, clock "
+        f"{t['decision_ms']} ms + bank {t['bank_ms']} ms, {result['bot_processes']} bot "
+        "processes answering at once:"
     )
     print(
         f"  {t['decisions_per_s']:.0f} decisions/s, {t['decisions']} decisions, "

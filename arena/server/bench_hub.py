@@ -31,6 +31,7 @@ from typing import Any
 
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
+from arena.compiled import status as compiled_status
 from arena.server.admission import Admission
 from arena.server.auth import BotRegistry
 from arena.server.hub import BotHub, Connection, Outgoing
@@ -98,6 +99,7 @@ async def _play(matches: int, deals: int, tmp: Path) -> dict[str, Any]:
         "seconds": round(wall, 3),
         "us_per_decision": round(wall / decisions * 1e6, 1) if decisions else None,
         "cpu_us_per_decision": round(cpu / decisions * 1e6, 1) if decisions else None,
+        "build": compiled_status().reason,
     }
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from referee_support import (
     SlowSyncBot,
 )
 
+from arena import compiled
 from arena.bots import GreedyBot, get_bot
 from arena.engine import PRESETS, Game, Rules, parse_action, public_text
 from arena.engine.replay import verify
@@ -425,8 +429,20 @@ def test_a_failing_spectator_neither_stops_the_match_nor_floods_the_log(
 
 
 def test_an_engine_state_without_legal_actions_ends_the_match_as_an_error(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
+    if compiled.status().compiled:
+        # A compiled referee calls the compiled engine directly, past any patch: this test
+        # runs on the source (ARENA_PURE=1, arena.compiled), where the patch reaches it.
+        res = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             f"{__file__}::{request.node.name}"],
+            capture_output=True, text=True, timeout=300, check=False,
+            env={**os.environ, compiled.PURE_ENV: "1"},
+        )
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+        assert "1 passed" in res.stdout
+        return
     calls = {"n": 0}
     real = Game.legal_actions
 
