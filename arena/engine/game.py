@@ -193,7 +193,15 @@ class Game:
         "winners",
     )
 
-    def __init__(self, rules: Rules | None = None, seed: str = "0", *, dealer: int = 0) -> None:
+    def __init__(
+        self, rules: Rules | None = None, seed: str = "0", *, dealer: int = 0,
+        _blank: bool = False,
+    ) -> None:
+        if _blank:
+            # For copy(), which sets every attribute itself. Game.__new__(Game) would do
+            # in plain Python, but the compiled class (arena.compiled) runs __init__ from
+            # __new__: a whole new game for every copy of a state, ten times the cost.
+            return
         self.rules = rules if rules is not None else Rules("classic")
         self.seed = str(seed)
         self.n = self.rules.players
@@ -316,7 +324,7 @@ class Game:
 
         Written out attribute by attribute: search bots copy states millions of times.
         """
-        g = Game.__new__(Game)
+        g = Game(_blank=True)
         g._sale_min = self._sale_min
         g.aces_pending = list(self.aces_pending)
         g.active = self.active
