@@ -61,3 +61,23 @@ def test_bench_hub_refuses_bad_figures_in_one_line() -> None:
     assert res.stderr.strip().splitlines() == [
         "arena bench hub: --matches and --deals must be at least 1"
     ]
+
+
+def test_the_pingpong_yardstick_serves_from_a_process_of_its_own() -> None:
+    """Served from the benchmark's process, beside the gateway's event loop, grpc.aio would
+    hand its events over between the loops and charge the yardstick for it."""
+    import os
+
+    from arena.server.pingpong import PingPongProcess
+
+    server = PingPongProcess(2)
+    try:
+        assert server.pid != os.getpid() and server.proc.poll() is None
+        assert server.address.startswith("127.0.0.1:")
+        assert (server.streams, server.answered) == (0, 0)
+        server.pause(True)
+        server.pause(False)
+        assert server.ask("nonsense") == "unknown command 'nonsense'"
+    finally:
+        server.close()
+    assert server.proc.returncode == 0
