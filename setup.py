@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from setuptools import setup
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 MANIFEST = ROOT / "arena" / "_compiled.json"
@@ -105,23 +106,29 @@ def _fresh(modules: list[str]) -> bool:
     )
 
 
+def _pure(why: str) -> list[Any]:
+    print(f"arena: {why}, building pure Python", file=sys.stderr)
+    if _editable():
+        _clean()  # an editable install runs from this tree: no older build may stay in it
+    return []
+
+
+#: The digests of the compiled sources, once this run has compiled them.
+_manifest: str | None = None
+
+
 def _extensions() -> list[Any]:
+    global _manifest
     if not _building():
         return []
     if os.environ.get("ARENA_COMPILE", "1") == "0":
-        print("arena: ARENA_COMPILE=0, building pure Python", file=sys.stderr)
-        _clean()
-        return []
+        return _pure("ARENA_COMPILE=0")
     try:
         from mypyc.build import mypycify
     except ImportError:
-        print("arena: mypyc is not available, building pure Python", file=sys.stderr)
-        _clean()
-        return []
+        return _pure("mypyc is not available")
     if not _compiler_works():
-        print("arena: no working C compiler, building pure Python", file=sys.stderr)
-        _clean()
-        return []
+        return _pure("no working C compiler")
     modules = _modules()
     if _editable() and _fresh(modules):
         print("arena: compiled modules are up to date", file=sys.stderr)
@@ -144,15 +151,24 @@ def _extensions() -> list[Any]:
     )
     from mypy.version import __version__ as mypy_version
 
-    MANIFEST.write_text(
-        json.dumps(
-            {"mypyc": mypy_version, "modules": {m: _digest(_path(m)) for m in modules}},
-            indent=1,
-            sort_keys=True,
-        )
-        + "\n"
-    )
+    digests = {m: _digest(_path(m)) for m in modules}
+    _manifest = json.dumps({"mypyc": mypy_version, "modules": digests}, indent=1,
+                           sort_keys=True) + "\n"
+    if _editable():
+        MANIFEST.write_text(_manifest)  # in place, beside the modules it vouches for
     return list(extensions)
 
 
-setup(ext_modules=_extensions())
+class _BuildPy(build_py):
+    """Puts a wheel's digests into the wheel. Written into the source tree they would
+    vouch for whatever an editable install last built in place there, edited or not."""
+
+    def run(self) -> None:
+        super().run()
+        if _manifest is not None and not self.editable_mode:
+            target = Path(self.build_lib, "arena", MANIFEST.name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(_manifest)
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_py": _BuildPy})

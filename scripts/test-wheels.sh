@@ -29,6 +29,9 @@ python3 -m venv "$work/venv"
 # Then the arena's wheel, and what the SDK's tests need (they start a real gateway).
 "$work/venv/bin/python" -m pip install -q "$out"/thousand_arena-*.whl \
   "pytest>=8" "pytest-timeout>=2.3" "hypothesis>=6.100"
-"$work/venv/bin/arena" --version
+# The wheel carries the compiled hot path (arena/compiled.py), not just its source.
+version="$("$work/venv/bin/arena" --version)"
+echo "$version"
+[[ "$version" == *"compiled with mypyc"* ]] || { echo "the arena's wheel is not compiled" >&2; exit 1; }
 echo "== the SDK's tests against the installed packages"
 ARENA_TEST_INSTALLED=1 "$work/venv/bin/pytest" -q -p no:cacheprovider tests/sdk

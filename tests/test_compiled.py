@@ -141,3 +141,28 @@ def test_status_reasons_say_what_runs(tmp_path: Path, monkeypatch: pytest.Monkey
         assert "wire.py of arena.server.wire changed since it was compiled" in reason
         manifest.write_text(json.dumps({"mypyc": "x", "modules": digests}))
         assert compiled._check(manifest, compiled.MODULES).compiled
+
+
+@pytest.mark.parametrize("env", [{"ARENA_COMPILE": "0"}, {"CC": "false"}], ids=["off", "no-cc"])
+def test_a_build_told_not_to_or_unable_to_compile_is_pure(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The wheel holds no extension module and no digests, and the checkout's own in-place
+    build (an editable install) is left as it was."""
+    import zipfile
+
+    before = {p: p.stat().st_mtime_ns for p in (REPO / "arena").rglob("*.so")}
+    manifest = REPO / "arena" / compiled.MANIFEST_NAME
+    recorded = manifest.read_bytes() if manifest.exists() else None
+    res = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(tmp_path), str(REPO)],
+        capture_output=True, text=True, timeout=600, env={**os.environ, **env}, check=False,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    (wheel,) = tmp_path.glob("thousand_arena-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "arena/engine/game.py" in names
+    assert not [n for n in names if n.endswith(".so") or n.endswith(compiled.MANIFEST_NAME)]
+    assert {p: p.stat().st_mtime_ns for p in (REPO / "arena").rglob("*.so")} == before
+    assert (manifest.read_bytes() if manifest.exists() else None) == recorded
