@@ -68,6 +68,7 @@ def _clean() -> None:
 
 
 def _compiler_works() -> bool:
+    """A C compiler that runs, and Python's headers for it to compile against."""
     compiler = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "probe.c"
@@ -81,7 +82,8 @@ def _compiler_works() -> bool:
             )
         except (OSError, subprocess.TimeoutExpired):
             return False
-    return done.returncode == 0 and bool(sysconfig.get_config_var("INCLUDEPY"))
+    headers = sysconfig.get_config_var("INCLUDEPY")
+    return done.returncode == 0 and bool(headers) and Path(headers, "Python.h").exists()
 
 
 def _editable() -> bool:

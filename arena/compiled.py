@@ -79,6 +79,10 @@ def _extension_built(module: str) -> bool:
     )
 
 
+#: The library the compiled modules share (mypyc's group), beside them in the package.
+GROUP_LIBRARY = "_compiled__mypyc"
+
+
 def _check(manifest: Path, modules: Sequence[str]) -> Status:
     if os.environ.get(PURE_ENV, "") not in ("", "0"):
         return Status(False, f"pure Python ({PURE_ENV} is set)")
@@ -90,6 +94,11 @@ def _check(manifest: Path, modules: Sequence[str]) -> Status:
         return Status(False, "pure Python (installed without compiling)")
     except (OSError, ValueError, KeyError, TypeError):
         return Status(False, f"pure Python ({manifest.name} is unreadable)")
+    if not any(
+        (_PACKAGE_DIR / (GROUP_LIBRARY + suffix)).exists()
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES
+    ):
+        return Status(False, f"pure Python (no {GROUP_LIBRARY} library)")
     for module in modules:
         if not _extension_built(module):
             return Status(False, f"pure Python (no compiled {module})")
