@@ -57,7 +57,9 @@ def _built_files() -> list[Path]:
     """Extension modules an earlier in-place build left beside the sources."""
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     files = [_path(m).with_suffix(suffix) for m in _modules()]
-    files.append(ROOT.joinpath(*GROUP.split(".")).with_name(f"_compiled__mypyc{suffix}"))
+    # mypyc names the group's shared library "<group>__mypyc" (arena/_compiled__mypyc).
+    library = ROOT.joinpath(*f"{GROUP}__mypyc".split("."))
+    files.append(library.with_name(library.name + suffix))
     return files
 
 

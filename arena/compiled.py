@@ -56,6 +56,8 @@ class Status:
 
     compiled: bool
     reason: str
+    #: A build exists but a source changed since: worth a warning, unlike a pure install.
+    stale: bool = False
 
 
 _status: Status | None = None
@@ -71,8 +73,8 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _extension_built(module: str) -> bool:
-    base = source_path(module).with_suffix("")
+def _extension_built(base: Path) -> bool:
+    """Whether an extension module ``base`` + any of this Python's suffixes exists."""
     return any(
         base.with_name(base.name + suffix).exists()
         for suffix in importlib.machinery.EXTENSION_SUFFIXES
@@ -94,13 +96,10 @@ def _check(manifest: Path, modules: Sequence[str]) -> Status:
         return Status(False, "pure Python (installed without compiling)")
     except (OSError, ValueError, KeyError, TypeError):
         return Status(False, f"pure Python ({manifest.name} is unreadable)")
-    if not any(
-        (_PACKAGE_DIR / (GROUP_LIBRARY + suffix)).exists()
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES
-    ):
+    if not _extension_built(_PACKAGE_DIR / GROUP_LIBRARY):
         return Status(False, f"pure Python (no {GROUP_LIBRARY} library)")
     for module in modules:
-        if not _extension_built(module):
+        if not _extension_built(source_path(module).with_suffix("")):
             return Status(False, f"pure Python (no compiled {module})")
         try:
             current = digest(source_path(module))
@@ -111,6 +110,7 @@ def _check(manifest: Path, modules: Sequence[str]) -> Status:
                 False,
                 f"pure Python: {source_path(module).name} of {module} changed since it was "
                 "compiled (reinstall the arena, e.g. scripts/setup.sh, to compile it again)",
+                stale=True,
             )
     return Status(True, f"compiled with mypyc {mypyc} ({len(modules)} modules)")
 
@@ -143,9 +143,10 @@ def activate() -> Status:
     if not status.compiled:
         already = [m for m in MODULES if m in sys.modules]
         if already:  # imported before activate(): too late to choose, say what runs
-            status = Status(False, f"{status.reason}; imported before the choice: {already}")
+            status = Status(False, f"{status.reason}; imported before the choice: {already}",
+                            status.stale)
         sys.meta_path.insert(0, _SourceFinder(MODULES))
-        if "changed since it was compiled" in status.reason:
+        if status.stale:
             warnings.warn(f"arena: {status.reason}", RuntimeWarning, stacklevel=2)
     _status = status
     return status

@@ -139,6 +139,7 @@ def test_status_reasons_say_what_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     reason = compiled._check(manifest, compiled.MODULES).reason
     if compiled.status().compiled:
         assert "wire.py of arena.server.wire changed since it was compiled" in reason
+        assert compiled._check(manifest, compiled.MODULES).stale
         manifest.write_text(json.dumps({"mypyc": "x", "modules": digests}))
         assert compiled._check(manifest, compiled.MODULES).compiled
 
