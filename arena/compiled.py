@@ -42,6 +42,8 @@ MODULES: tuple[str, ...] = (
     "arena.referee.runner",
     "arena.server.wire",
     "arena.server.hub",
+    "arena.server.streams",
+    "arena.server.eventlog",
 )
 #: Set to 1 to run the source of every module even where a build is up to date.
 PURE_ENV = "ARENA_PURE"

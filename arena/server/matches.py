@@ -26,8 +26,7 @@ import contextlib
 import json
 import logging
 import secrets
-import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,9 +35,9 @@ from thousand_bot.proto.thousand.v1 import common_pb2
 
 from arena.engine import commitment as cm
 from arena.match.types import JSON, MatchResult, MatchSpec, Seat, TimeControl
-from arena.server import convert
 from arena.server.admission import Admission
 from arena.server.auth import BotRegistry, is_reserved
+from arena.server.eventlog import LOG_MAX_BYTES, EventLog
 from arena.server.hub import BotHub, RemoteSeat
 
 log = logging.getLogger(__name__)
@@ -54,87 +53,12 @@ class MatchError(Exception):
         self.code = code
 
 
-#: Events per compressed chunk of a log: small enough that a late spectator's first read
-#: is cheap, large enough that zlib finds the repetition.
-LOG_CHUNK_EVENTS = 256
-#: What an event not yet compressed is reckoned to weigh, for the log's byte bound.
-TAIL_EVENT_BYTES = 200
-#: The most one match's log may hold (compressed chunks plus the events not yet
-#: compressed); a full-length match needs well under a tenth of it.
-LOG_MAX_BYTES = 4 << 20
 #: Finished matches whose events are still kept for spectators, and finished matches whose
 #: results are kept at all.
 KEEP_LOGS = 100
 KEEP_FINISHED = 1000
 #: The event type a late spectator receives first when the oldest events were dropped.
 TRUNCATED = "log_truncated"
-
-
-class EventLog:
-    """A match's public events, compact: JSON compressed a chunk at a time, turned into
-    protocol messages only for a spectator who reads them.
-
-    Positions are event sequence numbers. Appending keeps a reference to the event (the
-    referee makes a new dictionary per event and never changes it afterwards); a full chunk
-    is serialized and compressed once. Each chunk remembers the deal its first event
-    belongs to, so a reader who starts at a chunk numbers and types its events exactly as
-    the bots' streams did.
-    """
-
-    def __init__(self, max_bytes: int = LOG_MAX_BYTES, match_id: str = "") -> None:
-        self.max_bytes = max_bytes
-        self.match_id = match_id
-        self.count = 0  # events appended
-        self.first = 0  # position of the oldest event kept
-        self._chunks: list[tuple[int, bytes]] = []  # (deal at its first event, zlib JSON)
-        self._tail: list[Mapping[str, Any]] = []
-        self._tail_deal = 0
-        self._deal = 0
-        self._chunk_bytes = 0
-
-    @property
-    def nbytes(self) -> int:
-        """Compressed bytes, plus an estimate for the chunk still being filled."""
-        return self._chunk_bytes + len(self._tail) * TAIL_EVENT_BYTES
-
-    def append(self, event: Mapping[str, Any]) -> None:
-        if not self._tail:
-            self._tail_deal = self._deal
-        if event.get("type") == "deal_start":
-            deal = event.get("deal")
-            if isinstance(deal, int) and not isinstance(deal, bool):
-                self._deal = deal
-        self._tail.append(convert.public_event(event))  # a copy: listeners may change theirs
-        self.count += 1
-        if len(self._tail) >= LOG_CHUNK_EVENTS:
-            data = json.dumps(
-                self._tail, separators=(",", ":"), sort_keys=True, default=str
-            ).encode()
-            chunk = zlib.compress(data, 6)
-            self._chunks.append((self._tail_deal, chunk))
-            self._chunk_bytes += len(chunk)
-            self._tail = []
-        while self.nbytes > self.max_bytes and self._chunks:
-            _, dropped = self._chunks.pop(0)
-            self._chunk_bytes -= len(dropped)
-            self.first += LOG_CHUNK_EVENTS
-
-    def read(self, position: int) -> list[common_pb2.MatchEvent]:
-        """The events from ``position`` (at least ``first``) to the newest: at most one
-        chunk's worth, so that a reader yields between chunks."""
-        position = max(position, self.first)
-        offset = position - self.first
-        index, skip = divmod(offset, LOG_CHUNK_EVENTS)
-        start = self.first + index * LOG_CHUNK_EVENTS
-        if index < len(self._chunks):
-            deal, chunk = self._chunks[index]
-            events: list[Mapping[str, Any]] = json.loads(zlib.decompress(chunk))
-        else:
-            deal, events = self._tail_deal, self._tail
-        encoder = convert.EventEncoder()
-        encoder.sequence, encoder.deal = start, deal
-        out = [encoder.encode(self.match_id, e) for e in events]
-        return out[skip:]
 
 
 @dataclass(eq=False)
@@ -154,6 +78,17 @@ class RunningMatch:
         if self.news is None:
             self.news = asyncio.Event()
         return self.news
+
+    def record(self, event: JSON) -> None:
+        """The referee's hook for every public event: into the log, and news for the
+        spectators waiting."""
+        log = self.log
+        if log is not None:
+            log.append(event)
+        news = self.news
+        if news is not None:
+            self.news = None
+            news.set()
 
     def tell(self) -> None:
         """Something new: wake the spectators waiting."""
@@ -336,14 +271,11 @@ class MatchManager:
     async def _run(self, match: RunningMatch, seats: list[Seat]) -> None:
         from arena.referee.runner import run_match
 
-        def record(event: JSON) -> None:
-            self._append(match, event)
-
         admitted = False
         try:
             admitted = await self._admit(match)
             match.result = await run_match(
-                match.spec, seats, stop=match.stop, on_event_nowait=record
+                match.spec, seats, stop=match.stop, on_event_nowait=match.record
             )
         except Exception:
             log.exception("match %s failed", match.spec.match_id)
@@ -393,11 +325,6 @@ class MatchManager:
         with contextlib.suppress(asyncio.CancelledError):
             await acquire
         return False
-
-    def _append(self, match: RunningMatch, event: JSON) -> None:
-        if match.log is not None:
-            match.log.append(event)
-        match.tell()
 
     # --- watching ---------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 
 from arena import __version__
@@ -23,7 +22,7 @@ from arena.server.auth import (
     TokenWatch,
     Verdict,
 )
-from arena.server.hub import BotHub, Connection, Outgoing
+from arena.server.hub import BotHub, Connection
 from arena.server.limits import (
     BOT_REF_MAX,
     BOTS_MAX,
@@ -34,7 +33,6 @@ from arena.server.limits import (
     MATCH_ID_RE,
     OPTIONS_JSON_MAX,
     PRESET_MAX,
-    REQUEST_ID_MAX,
     SEED_MAX,
     brief,
     escape,
@@ -43,6 +41,7 @@ from arena.server.limits import (
 )
 from arena.server.matches import MatchError, MatchManager
 from arena.server.metrics import GatewayMetrics
+from arena.server.streams import read_stream, write_stream
 
 log = logging.getLogger(__name__)
 
@@ -249,8 +248,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 bot_name=conn.bot, instance_id=conn.instance_id, server_version=__version__
             )
         )
-        reader = asyncio.create_task(self._read(conn, requests))
-        writer = asyncio.create_task(self._write(conn, context, welcome))
+        # The two loops live in arena.server.streams, which is compiled.
+        reader = asyncio.create_task(read_stream(self.hub, self.watch, conn, requests))
+        writer = asyncio.create_task(write_stream(conn, context, welcome))
         try:
             await conn.ended.wait()
         finally:
@@ -269,86 +269,6 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             if conn.end_cause:
                 self.metrics.stream_cut(conn.end_cause)
             await context.abort(conn.end_code, conn.end_reason)
-
-    async def _write(
-        self,
-        conn: Connection,
-        context: grpc.aio.ServicerContext[Any, Any],
-        welcome: bot_pb2.PlayResponse,
-    ) -> None:
-        try:
-            await context.write(welcome)
-            outbox = conn.outbox
-            while True:
-                item = await outbox.get()
-                if item is None:
-                    break
-                message: bot_pb2.PlayResponse | bytes
-                if type(item) is Outgoing:
-                    item.clock.start()  # the bot's time runs from here
-                    message = item.message
-                else:
-                    message = item  # type: ignore[assignment]  # not None, not Outgoing
-                conn.writing_since = time.monotonic()
-                await context.write(message)
-                conn.writing_since = 0.0
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the stream broke: the session ends
-            log.debug("stream of %s ended while writing: %r", conn.instance_id, exc)
-        conn.end(None)
-
-    async def _read(self, conn: Connection, requests: AsyncIterator[bot_pb2.PlayRequest]) -> None:
-        watch = self.watch
-        try:
-            async for message in requests:
-                kind = message.WhichOneof("message")
-                if kind == "decision":
-                    decision = message.decision
-                    watch.check()  # a revoked token's decisions do not count
-                    if conn.closed:
-                        break
-                    problem = too_long("decision.request_id", decision.request_id, REQUEST_ID_MAX)
-                    if problem is not None:
-                        error: bot_pb2.Error | None = bot_pb2.Error(
-                            request_id=decision.request_id[:REQUEST_ID_MAX],
-                            code=bot_pb2.ERROR_CODE_UNKNOWN_REQUEST,
-                            reason=problem,
-                        )
-                    else:
-                        error = self.hub.answer(conn, decision)
-                    if error is None:
-                        continue
-                    if error.code == bot_pb2.ERROR_CODE_UNKNOWN_REQUEST and not conn.refuse():
-                        break
-                    conn.send(bot_pb2.PlayResponse(error=error))
-                    continue
-                if not conn.refuse():
-                    break
-                reason = (
-                    "hello was already received on this stream"
-                    if kind == "hello"
-                    else "empty message: set hello or decision"
-                )
-                conn.send(
-                    bot_pb2.PlayResponse(
-                        error=bot_pb2.Error(code=bot_pb2.ERROR_CODE_PROTOCOL, reason=reason)
-                    )
-                )
-        except asyncio.CancelledError:
-            raise
-        except DecodeError:
-            conn.end(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "a message could not be read as a PlayRequest; the stream is closed",
-                "corrupt",
-            )
-            return
-        except Exception as exc:  # the stream broke: the session ends, matches go on
-            log.debug("stream of %s ended: %r", conn.instance_id, exc)
-            conn.end(None)
-            return
-        conn.outbox.put_nowait(None)  # the bot is done sending: flush what is left, then end
 
     # --- upkeep -----------------------------------------------------------------------
 

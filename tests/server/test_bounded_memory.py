@@ -16,8 +16,9 @@ import pytest
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, common_pb2, organiser_pb2
 
 from arena.server import convert
+from arena.server.eventlog import LOG_CHUNK_EVENTS, EventLog
 from arena.server.limits import StreamLimits
-from arena.server.matches import LOG_CHUNK_EVENTS, TRUNCATED, EventLog
+from arena.server.matches import TRUNCATED
 from arena.server.testing import GatewayThread
 
 
