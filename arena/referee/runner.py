@@ -116,7 +116,7 @@ class _SeatState:
     """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
     __slots__ = ("bank_ms", "clocked", "direct", "event_hook", "event_types", "in_process",
-                 "label", "name", "seat", "stats", "tally", "wants_events")
+                 "label", "name", "seat", "stats", "submit_game", "tally", "wants_events")
 
     def __init__(self, seat: Seat, name: str, bank_ms: int, label: str | None = None) -> None:
         self.seat = seat
@@ -144,6 +144,13 @@ class _SeatState:
         #: never waits; other seats' ``on_event`` is awaited.
         self.event_hook: Callable[[str, JSON], None] | None = getattr(
             seat, "on_event_nowait", None
+        )
+        #: A clocked seat that serialises its request at once may take it as its parts,
+        #: the observation read straight from the game (the gateway's remote seats):
+        #: ``submit_game(game, seat, match_id, request_id, legal, deadline_ms,
+        #: time_bank_ms, clock)``, a future of the answer.
+        self.submit_game: Callable[..., asyncio.Future[Any]] | None = (
+            getattr(seat, "submit_game", None) if self.clocked else None
         )
 
 
@@ -378,14 +385,21 @@ class _Match:
         it: a transport that serialises it at once (the gateway's hub) lets the
         observation go then."""
         clock = BotClock(self.stalls or LoopStalls.current())
-        submit = getattr(st.seat, "submit_clocked", None)
-        task: asyncio.Future[Any] = (
-            submit(self._request(p, st, texts), clock)
-            if submit is not None
-            else asyncio.ensure_future(
-                st.seat.decide_clocked(self._request(p, st, texts), clock)  # type: ignore[attr-defined]
+        task: asyncio.Future[Any]
+        if st.submit_game is not None:  # the parts of what _request would make
+            task = st.submit_game(
+                self.game, p, self.spec.match_id, f"{self.spec.match_id}/{self.requests}",
+                texts, self.tc.decision_ms, int(st.bank_ms), clock,
             )
-        )
+        else:
+            submit = getattr(st.seat, "submit_clocked", None)
+            task = (
+                submit(self._request(p, st, texts), clock)
+                if submit is not None
+                else asyncio.ensure_future(
+                    st.seat.decide_clocked(self._request(p, st, texts), clock)  # type: ignore[attr-defined]
+                )
+            )
         waited = await wait_answer(task, clock, budget_s, stop=self.stop_task)
         if waited.answered:
             answer, outcome, why = self._settled(task)

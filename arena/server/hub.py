@@ -18,7 +18,7 @@ import asyncio
 import collections
 import itertools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeAlias
@@ -27,6 +27,7 @@ import grpc
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.engine import NotationError, parse_action
+from arena.engine.game import Game
 from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, PlatformError
 from arena.server import convert, wire
@@ -423,24 +424,44 @@ class BotHub:
         for one to connect. ``observations`` is the seat's own encoder (see
         :class:`~arena.server.wire.ObservationEncoder`).
         """
-        if request.request_id in self._pending:
-            raise ValueError(f"request id {request.request_id!r} is already pending")
+        return self.submit_message(
+            bot,
+            request.match_id,
+            request.request_id,
+            request.legal,
+            wire.decision_request_bytes(request, observations),
+            clock,
+        )
+
+    def submit_message(
+        self,
+        bot: str,
+        match_id: str,
+        request_id: str,
+        legal: Sequence[str],
+        message: bytes,
+        clock: BotClock | None = None,
+    ) -> asyncio.Future[str]:
+        """:meth:`submit` for a request already serialised (``message``: the
+        ``PlayResponse`` bytes, see :mod:`arena.server.wire`)."""
+        if request_id in self._pending:
+            raise ValueError(f"request id {request_id!r} is already pending")
         # The clock's loop is the running one; asking asyncio costs a getpid() system call.
         stalls = clock.stalls if clock is not None else None
         loop = stalls.loop if stalls is not None else asyncio.get_running_loop()
         pending = Pending(
             bot=bot,
-            request_id=request.request_id,
-            match_id=request.match_id,
-            message=wire.decision_request_bytes(request, observations),
-            legal=frozenset(request.legal),
+            request_id=request_id,
+            match_id=match_id,
+            message=message,
+            legal=frozenset(legal),
             future=loop.create_future(),
             clock=clock if clock is not None else BotClock(),
         )
-        self._pending[request.request_id] = pending
+        self._pending[request_id] = pending
         pending.settle = lambda _f: self._settle(pending)
         pending.future.add_done_callback(pending.settle)
-        conn = self._pick(bot, request.match_id)
+        conn = self._pick(bot, match_id)
         if conn is None:
             pending.clock.start()
             pending.waiter = loop.create_task(self._deliver_later(pending))
@@ -594,8 +615,10 @@ class RemoteSeat:
         self.hub = hub
         self.bot = bot
         self.name = bot
-        #: This seat's observations, written again only where they changed.
+        #: This seat's observations, written again only where they changed: from the
+        #: request's observation, or straight from the game (submit_game).
         self.observations = wire.ObservationEncoder()
+        self.views = wire.GameObservationEncoder()
         #: The hub's record of what this bot was told of the match (see on_event_nowait).
         self._told: tuple[str, _Told] | None = None
 
@@ -608,6 +631,25 @@ class RemoteSeat:
     def submit_clocked(self, request: DecisionRequest, clock: BotClock) -> asyncio.Future[str]:
         """The request on its way, as a future (no coroutine per decision)."""
         return self.hub.submit(self.bot, request, clock, self.observations)
+
+    def submit_game(
+        self,
+        game: Game,
+        seat: int,
+        match_id: str,
+        request_id: str,
+        legal: tuple[str, ...],
+        deadline_ms: int,
+        time_bank_ms: int,
+        clock: BotClock,
+    ) -> asyncio.Future[str]:
+        """:meth:`submit_clocked` for the referee's request as its parts, the observation
+        written straight from the game (:class:`~arena.server.wire.GameObservationEncoder`),
+        without the observation dictionary that a :class:`DecisionRequest` carries."""
+        message = wire.game_request_bytes(
+            match_id, request_id, seat, game, legal, deadline_ms, time_bank_ms, self.views
+        )
+        return self.hub.submit_message(self.bot, match_id, request_id, legal, message, clock)
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         self.hub.event(self.bot, match_id, event)

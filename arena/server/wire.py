@@ -27,6 +27,8 @@ from typing import Any
 
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
+from arena.engine.cards import CARD_NAMES, SUITS, cards_str
+from arena.engine.game import Game
 from arena.match.types import DecisionRequest
 from arena.server import convert
 
@@ -351,6 +353,151 @@ class ObservationEncoder:
         return b"".join(parts)
 
 
+class GameObservationEncoder:
+    """What one seat of one match sees, written straight from the game's state.
+
+    :class:`ObservationEncoder` takes the observation :meth:`Game.observation
+    <arena.engine.game.Game.observation>` builds (a dictionary of some twenty lists, made
+    afresh for every request) and compares each field with the seat's last one to find
+    what changed. Here each field is compared in the engine's own terms first (a card
+    mask, a score list, the auction so far), and only what changed is turned into names
+    and written, so an unchanged field costs one comparison and nothing is built for it.
+
+    The bytes are those of ``observation_bytes(game.observation(seat))``, field for field:
+    what a seat may see is decided in the same way as there (its own hand unless it is
+    hidden, the talon once shown to it, the declarer's cards given and discarded to the
+    declarer alone, face-down trick cards as ``XX`` to all but their owner), and the tests
+    compare the two for every seat at every decision of every preset. Any change to
+    ``Game.observation`` must be made here too.
+    """
+
+    __slots__ = ("_keys", "_parts")
+
+    def __init__(self) -> None:
+        self._keys: list[Any] = [_UNSET] * len(_FIELDS)
+        self._parts: list[bytes] = [_EXTRA_JSON if f is None else b"" for _, f in _FIELDS]
+
+    def _same(self, i: int, key: object) -> bool:
+        """Whether field ``i`` was last written from ``key`` (kept otherwise)."""
+        old = self._keys[i]
+        if type(old) is type(key) and old == key:
+            return True
+        self._keys[i] = key
+        return False
+
+    def encode(self, game: Game, seat: int) -> bytes:
+        if not 0 <= seat < game.n:
+            raise ValueError(f"no seat {seat} in a game of {game.n}")
+        parts = self._parts
+        # Fields 1-6: seat, players, dealer, deal, phase, to_act (plain values).
+        if not self._same(0, seat):
+            parts[0] = _int32(_K[1], seat)
+        if not self._same(1, game.n):
+            parts[1] = _int32(_K[2], game.n)
+        if not self._same(2, game.dealer):
+            parts[2] = _int32(_K[3], game.dealer)
+        deal = game.deal_index - 1 if game.records else 0
+        if not self._same(3, deal):
+            parts[3] = _int32(_K[4], deal)
+        phase = game.phase_name
+        if not self._same(4, phase):
+            parts[4] = _string(_L[5], phase)
+        if not self._same(5, game.to_act):
+            parts[5] = _optional_int32(_K[6], game.to_act)
+        # 7 hand: the seat's card mask, or -1 while it is hidden from the seat.
+        hand = -1 if game.unseen >> seat & 1 else game.hands[seat]
+        if not self._same(6, hand):
+            parts[6] = b"" if hand < 0 else _strings(_L[7], cards_str(hand))
+        # Lists the engine changes in place are kept as copies, taken only when changed.
+        scores = game.scores
+        if not self._same(7, scores):
+            self._keys[7] = list(scores)
+            parts[7] = _packed(8, scores)
+        barrel = game.barrel_on
+        if not self._same(8, barrel):
+            self._keys[8] = list(barrel)
+            parts[8] = _barrel(barrel)
+        if not self._same(9, game.active):
+            parts[9] = _packed(10, game.active)
+        auction = game.auction_log
+        if not self._same(10, auction):
+            self._keys[10] = list(auction)
+            parts[10] = _seat_text(_L[11], [(s, a.text) for s, a, _auto in auction])
+        has_bidder = game.bidder >= 0
+        declared = game.declarer >= 0
+        bid = game.bid if has_bidder else None
+        if not self._same(11, bid):
+            parts[11] = _optional_int32(_K[12], bid)
+        declarer = game.declarer if declared else None
+        if not self._same(12, declarer):
+            parts[12] = _optional_int32(_K[13], declarer)
+        contract = game.contract if declared else None
+        if not self._same(13, contract):
+            parts[13] = _optional_int32(_K[14], contract)
+        blind = game.blind_won or game.blind_mask != 0
+        if not self._same(14, blind):
+            parts[14] = _boolean(_K[15], blind)
+        # 16 talon: the chosen talon's mask once public or seen by this seat, else -1.
+        talon = -1
+        if game.talon and (game.talon_public or game.talon_seen >> seat & 1):
+            talon = game.talon[game.chosen]
+        if not self._same(15, talon):
+            parts[15] = b"" if talon < 0 else _strings(_L[16], cards_str(talon))
+        is_declarer = seat == game.declarer
+        given = game.given if is_declarer else []
+        if not self._same(16, given):
+            self._keys[16] = list(given)
+            parts[16] = _given([(CARD_NAMES[c], t) for c, t in given])
+        received = game.received[seat]
+        if not self._same(17, received):
+            self._keys[17] = list(received)
+            parts[17] = _strings(_L[18], [CARD_NAMES[c] for c in received])
+        if not self._same(18, game.trump):
+            parts[18] = _trump(SUITS[game.trump] if game.trump >= 0 else None)
+        marriages = game.marriages
+        if not self._same(19, marriages):
+            self._keys[19] = list(marriages)
+            parts[19] = _marriages([(s, SUITS[su], pts) for s, su, pts, _k in marriages])
+        # 21 trick: face-down cards (crawling) read XX to all but their owner.
+        trick = game.trick
+        crawl = game.crawl
+        if not self._same(20, (crawl, trick)):
+            self._keys[20] = (crawl, list(trick))
+            if crawl:
+                shown = [(s, "XX" if s != seat else CARD_NAMES[c]) for s, c in trick]
+            else:
+                shown = [(s, CARD_NAMES[c]) for s, c in trick]
+            parts[20] = _seat_text(_L[21], shown)
+        leader = game.leader if game.leader >= 0 else None
+        if not self._same(21, leader):
+            parts[21] = _optional_int32(_K[22], leader)
+        tricks = game.tricks_taken
+        if not self._same(22, tricks):
+            self._keys[22] = list(tricks)
+            parts[22] = _packed(23, tricks)
+        hands = game.hands
+        if not self._same(23, hands):
+            self._keys[23] = list(hands)
+            parts[23] = _packed(24, [h.bit_count() for h in hands])
+        # 25 extra_json: always "{}" (parts[24] never changes).
+        bolts = game.bolts
+        if not self._same(25, bolts):
+            self._keys[25] = list(bolts)
+            parts[25] = _packed(26, bolts)
+        discarded = game.discards if is_declarer else -1
+        if not self._same(26, discarded):
+            parts[26] = b"" if discarded < 0 else _strings(_L[27], cards_str(discarded))
+        shown_marriages = game.shown
+        if not self._same(27, shown_marriages):
+            self._keys[27] = list(shown_marriages)
+            parts[27] = _seat_text(_L[28], [(s, SUITS[su]) for s, su in shown_marriages])
+        points = game.taken_points
+        if not self._same(28, points):
+            self._keys[28] = list(points)
+            parts[28] = _packed(29, points)
+        return b"".join(parts)
+
+
 _PLAY_RESPONSE_REQUEST = _key(2, 2)
 
 
@@ -369,6 +516,34 @@ def _fast_request(
             _legal(request.legal),
             _int32(_K[6], max(0, int(request.deadline_ms))),
             _int32(_K[7], max(0, int(request.time_bank_ms))),
+        )
+    )
+    return _message(_PLAY_RESPONSE_REQUEST, body)
+
+
+def game_request_bytes(
+    match_id: str,
+    request_id: str,
+    seat: int,
+    game: Game,
+    legal: Sequence[str],
+    deadline_ms: int,
+    time_bank_ms: int,
+    observations: GameObservationEncoder,
+) -> bytes:
+    """The serialised ``PlayResponse`` asking ``seat`` of ``game`` to decide, its
+    observation written by the seat's encoder straight from the game: the bytes of
+    :func:`decision_request_bytes` for the same request, without the observation
+    dictionary in between."""
+    body = b"".join(
+        (
+            _string(_L[1], match_id),
+            _string(_L[2], request_id),
+            _int32(_K[3], seat),
+            _message(_L[4], observations.encode(game, seat)),
+            _legal(legal),
+            _int32(_K[6], max(0, int(deadline_ms))),
+            _int32(_K[7], max(0, int(time_bank_ms))),
         )
     )
     return _message(_PLAY_RESPONSE_REQUEST, body)

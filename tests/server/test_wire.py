@@ -141,3 +141,49 @@ def test_an_encoder_checks_the_type_of_an_unchanged_looking_value() -> None:
     assert wire.decision_request_bytes(odd, encoder) == _runtime(odd).SerializeToString()
     # and the encoder still writes the engine's own requests right afterwards
     assert wire._fast_request(request, encoder) == wire._fast_request(request)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_the_game_encoder_writes_what_the_observation_would_for_every_seat(preset: str) -> None:
+    """The remote seats' encoder reads the game itself instead of its observation: what
+    it writes must be, byte for byte, the observation the engine shows that seat (its
+    hand, the talon, the declarer's own cards, face-down trick cards), whether the seat is
+    asked at every decision or only when it is to act (as in a match, where much changes
+    in between)."""
+    rng = random.Random(len(preset) + 11)
+    rules = Rules.preset(preset, max_deals=12)
+    checked = 0
+    for number in range(3):
+        game = Game(rules, seed=f"wire-game/{preset}/{number}")
+        every = [wire.GameObservationEncoder() for _ in range(game.n)]
+        acting = [wire.GameObservationEncoder() for _ in range(game.n)]
+        while not game.is_over:
+            if game.is_chance:
+                game.deal()
+                continue
+            legal = game.legal_actions()
+            texts = tuple(a.text for a in legal)
+            for seat in range(game.n):
+                expected = wire.observation_bytes(game.observation(seat))
+                assert every[seat].encode(game, seat) == expected
+                checked += 1
+            seat = game.to_act
+            assert seat is not None
+            request = DecisionRequest(
+                match_id=f"m-{number:04x}", request_id=f"m-{number:04x}/{checked}",
+                seat=seat, observation=game.observation(seat), legal=texts,
+                deadline_ms=50, time_bank_ms=1000,
+            )
+            fast = wire.game_request_bytes(
+                request.match_id, request.request_id, seat, game, texts, 50, 1000, acting[seat]
+            )
+            assert fast == _runtime(request).SerializeToString()
+            game.apply(rng.choice(legal))
+    assert checked > 300
+
+
+def test_the_game_encoder_refuses_a_seat_the_game_does_not_have() -> None:
+    game = Game(Rules.preset("classic"), seed="wire-game/seat")
+    game.deal()
+    with pytest.raises(ValueError, match="no seat 3"):
+        wire.GameObservationEncoder().encode(game, 3)
