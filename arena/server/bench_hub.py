@@ -33,6 +33,7 @@ from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.compiled import status as compiled_status
 from arena.server.admission import Admission
+from arena.server.app import settle_heap
 from arena.server.auth import BotRegistry
 from arena.server.hub import BotHub, Connection, Outgoing
 from arena.server.matches import MatchManager
@@ -83,6 +84,7 @@ async def _play(matches: int, deals: int, tmp: Path) -> dict[str, Any]:
 
     try:
         await run(["bench-hub/warm"], 1)  # imports, first connections, caches
+        settle_heap()  # the collector as arena serve sets it once it is up
         _callgrind(True)
         cpu0, wall0 = time.process_time(), time.perf_counter()
         decisions = await run([f"bench-hub/{i}" for i in range(matches)], deals)
