@@ -24,7 +24,6 @@ from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2, organiser_pb2
 from arena.match.types import MatchResult
 from arena.observability.exposition import MetricsSetupError, start_metrics_server
 from arena.observability.grpc_metrics import MetricsInterceptor
-from arena.server import wire
 from arena.server.admission import Admission
 from arena.server.auth import Authenticator, BotRegistry, TokenWatch
 from arena.server.hub import BotHub
@@ -149,12 +148,14 @@ class Gateway:
             options=options,
         )
         self._bots = BotService(self.hub, self.auth, self.metrics, self.watch)
-        # Registered by hand rather than with bot_pb2_grpc's helper: the stream also takes
-        # decision requests already serialised on the hot path (arena.server.wire).
+        # Registered by hand rather than with bot_pb2_grpc's helper: the stream writes
+        # bytes, serialised by the stream's writer (decision requests on the hot path are
+        # written as bytes from the start, arena.server.wire), so gRPC calls no serializer
+        # for each message.
         play = grpc.stream_stream_rpc_method_handler(
             self._bots.Play,
             request_deserializer=bot_pb2.PlayRequest.FromString,
-            response_serializer=wire.serialize_response,
+            response_serializer=None,
         )
         server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(BOT_SERVICE, {"Play": play}),)

@@ -130,9 +130,10 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         request_iterator: AsyncIterator[bot_pb2.PlayRequest],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> None:
-        # Written with context.write rather than as a generator: every layer of generator
-        # (ours, an interceptor's) costs each message a resumption, and this stream carries
-        # every decision of every match.
+        # Written with context.read and context.write rather than with request_iterator
+        # and as a generator: every layer of generator (gRPC's, ours, an interceptor's)
+        # costs each message a resumption, and this stream carries every decision of
+        # every match.
         identity = self.auth.identify(context.invocation_metadata())
         if identity.verdict is not Verdict.BOT or identity.bot is None:
             # The interceptor refuses these before we get here; this is the second lock.
@@ -164,7 +165,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         self._ensure_sweeper()
         try:
             try:
-                hello = await self._hello(request_iterator, early, why, limits.hello_timeout_s)
+                hello = await self._hello(context, early, why, limits.hello_timeout_s)
                 # A revoke committed while the hello was on its way: asked of the registry
                 # itself, as a stream is welcomed only once.
                 self.watch.check(fresh=True)
@@ -185,20 +186,20 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             log.info(
                 "bot %s connected as %s (%s)", bot, conn.instance_id, escape(hello.client) or "?"
             )
-            await self._serve(conn, request_iterator, context)
+            await self._serve(conn, context)
         finally:
             self.watch.discard(watched)
 
     async def _hello(
         self,
-        requests: AsyncIterator[bot_pb2.PlayRequest],
+        context: grpc.aio.ServicerContext[Any, Any],
         early: asyncio.Event,
         why: list[str],
         timeout_s: float,
     ) -> bot_pb2.Hello:
         """The stream's first message, which must be a hello; a revoke or rotate while the
         bot is still silent ends the stream too."""
-        first = asyncio.ensure_future(anext(requests))
+        first = asyncio.ensure_future(context.read())
         ender = asyncio.ensure_future(early.wait())
         try:
             await asyncio.wait(
@@ -218,12 +219,9 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             )
         if why:
             raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0], "revoked")
+        message: bot_pb2.PlayRequest
         try:
             message = first.result()
-        except StopAsyncIteration:
-            raise _Refusal(
-                grpc.StatusCode.INVALID_ARGUMENT, "the stream ended before its hello message"
-            ) from None
         except Exception:  # garbage bytes: the bot is told so, not our internals
             raise _Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT,
@@ -231,6 +229,10 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 "start with a hello message",
                 "corrupt",
             ) from None
+        if message is grpc.aio.EOF:  # read() marks the end of the stream with it
+            raise _Refusal(
+                grpc.StatusCode.INVALID_ARGUMENT, "the stream ended before its hello message"
+            )
         if message.WhichOneof("message") != "hello":
             raise _Refusal(
                 grpc.StatusCode.INVALID_ARGUMENT, "a Play stream must start with a hello message"
@@ -238,10 +240,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         return message.hello
 
     async def _serve(
-        self,
-        conn: Connection,
-        requests: AsyncIterator[bot_pb2.PlayRequest],
-        context: grpc.aio.ServicerContext[Any, Any],
+        self, conn: Connection, context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
         welcome = bot_pb2.PlayResponse(
             welcome=bot_pb2.Welcome(
@@ -249,7 +248,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             )
         )
         # The two loops live in arena.server.streams, which is compiled.
-        reader = asyncio.create_task(read_stream(self.hub, self.watch, conn, requests))
+        reader = asyncio.create_task(read_stream(self.hub, self.watch, conn, context))
         writer = asyncio.create_task(write_stream(conn, context, welcome))
         try:
             await conn.ended.wait()

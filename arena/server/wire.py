@@ -561,9 +561,3 @@ def decision_request_bytes(
         message = bot_pb2.PlayResponse(decision_request=convert.decision_request_to_proto(request))
         return message.SerializeToString()
 
-
-def serialize_response(message: bot_pb2.PlayResponse | bytes) -> bytes:
-    """The ``Play`` stream's response serializer: messages, or bytes already encoded."""
-    if type(message) is bytes:
-        return message
-    return message.SerializeToString()  # type: ignore[union-attr]

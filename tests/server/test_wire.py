@@ -105,12 +105,6 @@ def test_a_missing_key_goes_the_runtimes_way() -> None:
     assert wire.decision_request_bytes(odd) == _runtime(odd).SerializeToString()
 
 
-def test_the_stream_serializer_takes_messages_and_bytes() -> None:
-    welcome = bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(bot_name="b", instance_id="b#1"))
-    assert wire.serialize_response(welcome) == welcome.SerializeToString()
-    assert wire.serialize_response(b"\x12\x00") == b"\x12\x00"
-
-
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_a_seats_encoder_writes_the_same_bytes_as_from_scratch(preset: str) -> None:
     """Each seat's encoder, fed that seat's requests in order (as the hub does), writes
