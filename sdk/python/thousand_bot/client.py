@@ -199,11 +199,22 @@ class BotClient:
                 )
             )
         )
+        # Read with call.read() rather than ``async for``, which goes through an async
+        # generator around the same call: one resumption less for every message.
+        read = call.read
         try:
-            async for message in call:
-                # Decision requests, the usual message, skip a coroutine of dispatch.
+            while True:
+                message = await read()
+                if message is grpc.aio.EOF:
+                    break
+                # Decision requests, the usual message, skip a coroutine of dispatch, and
+                # a plain bot's answer is written from here.
                 if message.WhichOneof("message") == "decision_request":
-                    await self._answer(call, message.decision_request)
+                    request = message.decision_request
+                    started = time.perf_counter()
+                    action = self._decide(call, request, started)
+                    if action is not None:
+                        await self._send(call, request.request_id, action, started)
                 else:
                     await self._handle(call, message)
         except asyncio.InvalidStateError:  # the stream ended while we wrote
@@ -236,9 +247,14 @@ class BotClient:
             self._welcomed = True
 
     async def _answer(self, call: Any, msg: bot_pb2.DecisionRequest) -> None:
-        """Answer at once for a plain bot; an ``async`` bot's answers run as tasks, so one
-        connection thinks about many matches at the same time."""
         started = time.perf_counter()
+        action = self._decide(call, msg, started)
+        if action is not None:
+            await self._send(call, msg.request_id, action, started)
+
+    def _decide(self, call: Any, msg: bot_pb2.DecisionRequest, started: float) -> str | None:
+        """A plain bot's answer, to be sent at once; an ``async`` bot's answers run as
+        tasks (None here), so one connection thinks about many matches at the same time."""
         legal = msg.legal_actions[:]
         request = Request(
             match_id=msg.match_id,
@@ -258,8 +274,8 @@ class BotClient:
             task = asyncio.ensure_future(self._later(call, msg, started, result))
             self._thinking.add(task)
             task.add_done_callback(self._thinking.discard)
-            return
-        await self._send(call, msg.request_id, str(result), started)
+            return None
+        return str(result)
 
     async def _later(
         self, call: Any, msg: bot_pb2.DecisionRequest, started: float, result: Any
