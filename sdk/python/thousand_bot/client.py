@@ -116,6 +116,9 @@ class BotClient:
         self._thinking: set[asyncio.Future[None]] = set()
         self._write_lock = asyncio.Lock()
         self._jitter = random.Random(os.urandom(16))
+        #: The bot keeps Bot.on_request (it overrides decide or the per-kind methods):
+        #: decide is called directly.
+        self._plain = type(bot).on_request is Bot.on_request
 
     @property
     def server(self) -> str:
@@ -256,17 +259,23 @@ class BotClient:
         """A plain bot's answer, to be sent at once; an ``async`` bot's answers run as
         tasks (None here), so one connection thinks about many matches at the same time."""
         legal = msg.legal_actions[:]
-        request = Request(
-            match_id=msg.match_id,
-            request_id=msg.request_id,
-            seat=msg.seat,
-            observation=observation_to_dict(msg.observation),
-            legal=legal,
-            deadline_ms=msg.deadline_ms,
-            time_bank_ms=msg.time_bank_ms,
-        )
         try:
-            result: Any = self.bot.on_request(request)
+            result: Any
+            if self._plain:
+                # What Bot.on_request does, without the Request it would only unpack.
+                result = self.bot.decide(observation_to_dict(msg.observation), legal)
+            else:
+                result = self.bot.on_request(
+                    Request(
+                        match_id=msg.match_id,
+                        request_id=msg.request_id,
+                        seat=msg.seat,
+                        observation=observation_to_dict(msg.observation),
+                        legal=legal,
+                        deadline_ms=msg.deadline_ms,
+                        time_bank_ms=msg.time_bank_ms,
+                    )
+                )
         except Exception:
             log.exception("the bot raised on request %s; answering %r", msg.request_id, legal[:1])
             result = legal[0] if legal else "pass"
