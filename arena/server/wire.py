@@ -23,10 +23,11 @@ the cost, since most of what a seat sees stays put from one decision to the next
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
+from arena.engine.actions import Action
 from arena.engine.cards import CARD_NAMES, SUITS, cards_str
 from arena.engine.game import Game
 from arena.match.types import DecisionRequest
@@ -176,6 +177,26 @@ def _strings(key: bytes, value: object) -> bytes:
                 tagged[item] = encoded
         out.append(encoded)
     return b"".join(out)
+
+
+#: For each field key: each suit's 256 sets of cards, written as that repeated string field.
+_MASK_TABLES: dict[bytes, tuple[tuple[bytes, ...], ...]] = {}
+
+
+def _mask_strings(key: bytes, mask: int) -> bytes:
+    """``_strings(key, cards_str(mask))``, a suit at a time from a table."""
+    if not 0 <= mask < 1 << 32:
+        raise ValueError(f"not a card mask: {mask:#x}")
+    table = _MASK_TABLES.get(key)
+    if table is None:
+        table = _MASK_TABLES[key] = tuple(
+            tuple(_strings(key, cards_str(v << 8 * suit)) for v in range(256))
+            for suit in range(4)
+        )
+    return b"".join(
+        (table[0][mask & 0xFF], table[1][mask >> 8 & 0xFF], table[2][mask >> 16 & 0xFF],
+         table[3][mask >> 24])
+    )
 
 
 #: Whole legal-action lists by value: the same lists recur at every table (the auction's
@@ -353,6 +374,13 @@ class ObservationEncoder:
         return b"".join(parts)
 
 
+#: A field not written yet, in :class:`GameObservationEncoder` (every number it keeps is
+#: -1 or more).
+_UNSEEN: Final = -2
+#: What a seat that is not the declarer is shown of the cards given away.
+_NOTHING_GIVEN: list[tuple[int, int]] = []
+
+
 class GameObservationEncoder:
     """What one seat of one match sees, written straight from the game's state.
 
@@ -362,6 +390,10 @@ class GameObservationEncoder:
     what changed. Here each field is compared in the engine's own terms first (a card
     mask, a score list, the auction so far), and only what changed is turned into names
     and written, so an unchanged field costs one comparison and nothing is built for it.
+    The engine's plain numbers are kept as typed numbers (compiled, a comparison is one
+    instruction), with ``_UNSEEN`` for a field not written yet and ``-1`` for a field that
+    is absent (``None`` in the observation); lists the engine changes in place are kept as
+    copies, taken only when they changed.
 
     The bytes are those of ``observation_bytes(game.observation(seat))``, field for field:
     what a seat may see is decided in the same way as there (its own hand unless it is
@@ -371,129 +403,163 @@ class GameObservationEncoder:
     ``Game.observation`` must be made here too.
     """
 
-    __slots__ = ("_keys", "_parts")
+    __slots__ = ("_active", "_auction", "_barrel", "_bid", "_blind", "_bolts", "_contract",
+                 "_crawl", "_deal", "_dealer", "_declarer", "_discarded", "_given", "_hand",
+                 "_hands", "_leader", "_marriages", "_n", "_parts", "_phase", "_points",
+                 "_received", "_scores", "_seat", "_shown", "_talon", "_to_act", "_trick",
+                 "_tricks", "_trump")
 
     def __init__(self) -> None:
-        self._keys: list[Any] = [_UNSET] * len(_FIELDS)
         self._parts: list[bytes] = [_EXTRA_JSON if f is None else b"" for _, f in _FIELDS]
-
-    def _same(self, i: int, key: object) -> bool:
-        """Whether field ``i`` was last written from ``key`` (kept otherwise)."""
-        old = self._keys[i]
-        if type(old) is type(key) and old == key:
-            return True
-        self._keys[i] = key
-        return False
+        unseen = _UNSEEN
+        self._seat = self._n = self._dealer = self._deal = unseen
+        self._to_act = self._hand = self._bid = self._declarer = self._contract = unseen
+        self._blind = self._talon = self._trump = self._crawl = self._leader = unseen
+        self._discarded = unseen
+        self._phase = ""
+        self._active: tuple[int, ...] | None = None
+        self._scores: list[int] | None = None
+        self._barrel: list[bool] | None = None
+        self._auction: list[tuple[int, Action, bool]] | None = None
+        self._given: list[tuple[int, int]] | None = None
+        self._received: list[int] | None = None
+        self._marriages: list[tuple[int, int, int, str]] | None = None
+        self._trick: list[tuple[int, int]] | None = None
+        self._tricks: list[int] | None = None
+        self._hands: list[int] | None = None
+        self._bolts: list[int] | None = None
+        self._shown: list[tuple[int, int]] | None = None
+        self._points: list[int] | None = None
 
     def encode(self, game: Game, seat: int) -> bytes:
         if not 0 <= seat < game.n:
             raise ValueError(f"no seat {seat} in a game of {game.n}")
         parts = self._parts
-        # Fields 1-6: seat, players, dealer, deal, phase, to_act (plain values).
-        if not self._same(0, seat):
+        if seat != self._seat:
+            self._seat = seat
             parts[0] = _int32(_K[1], seat)
-        if not self._same(1, game.n):
-            parts[1] = _int32(_K[2], game.n)
-        if not self._same(2, game.dealer):
-            parts[2] = _int32(_K[3], game.dealer)
+        n = game.n
+        if n != self._n:
+            self._n = n
+            parts[1] = _int32(_K[2], n)
+        dealer = game.dealer
+        if dealer != self._dealer:
+            self._dealer = dealer
+            parts[2] = _int32(_K[3], dealer)
         deal = game.deal_index - 1 if game.records else 0
-        if not self._same(3, deal):
+        if deal != self._deal:
+            self._deal = deal
             parts[3] = _int32(_K[4], deal)
         phase = game.phase_name
-        if not self._same(4, phase):
+        if phase != self._phase:
+            self._phase = phase
             parts[4] = _string(_L[5], phase)
-        if not self._same(5, game.to_act):
-            parts[5] = _optional_int32(_K[6], game.to_act)
+        to_act_or_none = game.to_act
+        to_act = -1 if to_act_or_none is None else to_act_or_none
+        if to_act != self._to_act:
+            self._to_act = to_act
+            parts[5] = _optional_int32(_K[6], to_act_or_none)
         # 7 hand: the seat's card mask, or -1 while it is hidden from the seat.
         hand = -1 if game.unseen >> seat & 1 else game.hands[seat]
-        if not self._same(6, hand):
-            parts[6] = b"" if hand < 0 else _strings(_L[7], cards_str(hand))
-        # Lists the engine changes in place are kept as copies, taken only when changed.
+        if hand != self._hand:
+            self._hand = hand
+            parts[6] = b"" if hand < 0 else _mask_strings(_L[7], hand)
         scores = game.scores
-        if not self._same(7, scores):
-            self._keys[7] = list(scores)
+        if self._scores is None or scores != self._scores:
+            self._scores = list(scores)
             parts[7] = _packed(8, scores)
         barrel = game.barrel_on
-        if not self._same(8, barrel):
-            self._keys[8] = list(barrel)
+        if self._barrel is None or barrel != self._barrel:
+            self._barrel = list(barrel)
             parts[8] = _barrel(barrel)
-        if not self._same(9, game.active):
-            parts[9] = _packed(10, game.active)
+        active = game.active
+        if self._active is None or (active is not self._active and active != self._active):
+            self._active = active
+            parts[9] = _packed(10, active)
         auction = game.auction_log
-        if not self._same(10, auction):
-            self._keys[10] = list(auction)
+        if self._auction is None or auction != self._auction:
+            self._auction = list(auction)
             parts[10] = _seat_text(_L[11], [(s, a.text) for s, a, _auto in auction])
-        has_bidder = game.bidder >= 0
+        bid = game.bid if game.bidder >= 0 else -1
+        if bid != self._bid:
+            self._bid = bid
+            parts[11] = _optional_int32(_K[12], bid if bid >= 0 else None)
         declared = game.declarer >= 0
-        bid = game.bid if has_bidder else None
-        if not self._same(11, bid):
-            parts[11] = _optional_int32(_K[12], bid)
-        declarer = game.declarer if declared else None
-        if not self._same(12, declarer):
-            parts[12] = _optional_int32(_K[13], declarer)
-        contract = game.contract if declared else None
-        if not self._same(13, contract):
-            parts[13] = _optional_int32(_K[14], contract)
-        blind = game.blind_won or game.blind_mask != 0
-        if not self._same(14, blind):
-            parts[14] = _boolean(_K[15], blind)
+        declarer = game.declarer if declared else -1
+        if declarer != self._declarer:
+            self._declarer = declarer
+            parts[12] = _optional_int32(_K[13], declarer if declared else None)
+        contract = game.contract if declared else -1
+        if contract != self._contract:
+            self._contract = contract
+            parts[13] = _optional_int32(_K[14], contract if declared else None)
+        blind = 1 if game.blind_won or game.blind_mask != 0 else 0
+        if blind != self._blind:
+            self._blind = blind
+            parts[14] = _boolean(_K[15], blind == 1)
         # 16 talon: the chosen talon's mask once public or seen by this seat, else -1.
         talon = -1
         if game.talon and (game.talon_public or game.talon_seen >> seat & 1):
             talon = game.talon[game.chosen]
-        if not self._same(15, talon):
-            parts[15] = b"" if talon < 0 else _strings(_L[16], cards_str(talon))
+        if talon != self._talon:
+            self._talon = talon
+            parts[15] = b"" if talon < 0 else _mask_strings(_L[16], talon)
         is_declarer = seat == game.declarer
-        given = game.given if is_declarer else []
-        if not self._same(16, given):
-            self._keys[16] = list(given)
+        given = game.given if is_declarer else _NOTHING_GIVEN
+        if self._given is None or given != self._given:
+            self._given = list(given)
             parts[16] = _given([(CARD_NAMES[c], t) for c, t in given])
         received = game.received[seat]
-        if not self._same(17, received):
-            self._keys[17] = list(received)
+        if self._received is None or received != self._received:
+            self._received = list(received)
             parts[17] = _strings(_L[18], [CARD_NAMES[c] for c in received])
-        if not self._same(18, game.trump):
-            parts[18] = _trump(SUITS[game.trump] if game.trump >= 0 else None)
+        trump = game.trump
+        if trump != self._trump:
+            self._trump = trump
+            parts[18] = _trump(SUITS[trump] if trump >= 0 else None)
         marriages = game.marriages
-        if not self._same(19, marriages):
-            self._keys[19] = list(marriages)
+        if self._marriages is None or marriages != self._marriages:
+            self._marriages = list(marriages)
             parts[19] = _marriages([(s, SUITS[su], pts) for s, su, pts, _k in marriages])
         # 21 trick: face-down cards (crawling) read XX to all but their owner.
         trick = game.trick
-        crawl = game.crawl
-        if not self._same(20, (crawl, trick)):
-            self._keys[20] = (crawl, list(trick))
+        crawl = 1 if game.crawl else 0
+        if crawl != self._crawl or self._trick is None or trick != self._trick:
+            self._crawl = crawl
+            self._trick = list(trick)
             if crawl:
                 shown = [(s, "XX" if s != seat else CARD_NAMES[c]) for s, c in trick]
             else:
                 shown = [(s, CARD_NAMES[c]) for s, c in trick]
             parts[20] = _seat_text(_L[21], shown)
-        leader = game.leader if game.leader >= 0 else None
-        if not self._same(21, leader):
-            parts[21] = _optional_int32(_K[22], leader)
+        leader = game.leader if game.leader >= 0 else -1
+        if leader != self._leader:
+            self._leader = leader
+            parts[21] = _optional_int32(_K[22], leader if leader >= 0 else None)
         tricks = game.tricks_taken
-        if not self._same(22, tricks):
-            self._keys[22] = list(tricks)
+        if self._tricks is None or tricks != self._tricks:
+            self._tricks = list(tricks)
             parts[22] = _packed(23, tricks)
         hands = game.hands
-        if not self._same(23, hands):
-            self._keys[23] = list(hands)
+        if self._hands is None or hands != self._hands:
+            self._hands = list(hands)
             parts[23] = _packed(24, [h.bit_count() for h in hands])
         # 25 extra_json: always "{}" (parts[24] never changes).
         bolts = game.bolts
-        if not self._same(25, bolts):
-            self._keys[25] = list(bolts)
+        if self._bolts is None or bolts != self._bolts:
+            self._bolts = list(bolts)
             parts[25] = _packed(26, bolts)
         discarded = game.discards if is_declarer else -1
-        if not self._same(26, discarded):
-            parts[26] = b"" if discarded < 0 else _strings(_L[27], cards_str(discarded))
+        if discarded != self._discarded:
+            self._discarded = discarded
+            parts[26] = b"" if discarded < 0 else _mask_strings(_L[27], discarded)
         shown_marriages = game.shown
-        if not self._same(27, shown_marriages):
-            self._keys[27] = list(shown_marriages)
+        if self._shown is None or shown_marriages != self._shown:
+            self._shown = list(shown_marriages)
             parts[27] = _seat_text(_L[28], [(s, SUITS[su]) for s, su in shown_marriages])
         points = game.taken_points
-        if not self._same(28, points):
-            self._keys[28] = list(points)
+        if self._points is None or points != self._points:
+            self._points = list(points)
             parts[28] = _packed(29, points)
         return b"".join(parts)
 
