@@ -5,7 +5,7 @@ Each match runs as a task with the referee's match runner; remote bots sit in it
 so a spectator who starts watching late still sees the match from its first event.
 
 Memory stays bounded however long the gateway runs: a log holds its events serialized and
-compressed a chunk at a time (about 15 bytes an event instead of about 900 as message
+compressed a chunk at a time (about 10 bytes an event instead of about 900 as message
 objects), and has a byte bound beyond which its oldest chunks are dropped (a spectator who
 starts later is told how many events it missed). A finished match keeps its log for a while
 (``keep_logs`` matches), then only its result without the replay (which went to the

@@ -55,6 +55,27 @@ def test_an_event_log_gives_back_every_event_in_order() -> None:
     assert log.nbytes < sum(len(m.SerializeToString()) for m in got) / 4
 
 
+def test_an_event_log_keeps_an_odd_value_as_its_text() -> None:
+    """A chunk is written with marshal, which takes only plain data; an event holding
+    anything else (a referee's extension, a tuple of objects) is still kept, shown as its
+    text as it would be on the bots' streams, and so are the other events of its chunk."""
+
+    class Odd:
+        def __str__(self) -> str:
+            return "odd value"
+
+    log = EventLog(match_id="m")
+    events = [_event(n) for n in range(LOG_CHUNK_EVENTS * 2)]
+    events[3] = {**events[3], "note": Odd()}
+    for e in events:
+        log.append(e)
+    got: list[common_pb2.MatchEvent] = []
+    while batch := log.read(len(got)):
+        got.extend(batch)
+    assert got == _told(events)
+    assert json.loads(got[3].detail_json)["note"] == "odd value"
+
+
 def test_an_event_log_keeps_its_byte_bound_and_says_what_it_dropped() -> None:
     log = EventLog(max_bytes=4096, match_id="m")
     for n in range(LOG_CHUNK_EVENTS * 20):
