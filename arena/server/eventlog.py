@@ -6,6 +6,7 @@ Every event of every match the gateway runs is appended here, so this module is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import marshal
 import zlib
@@ -49,11 +50,36 @@ class EventLog:
         self._tail_deal = 0
         self._deal = 0
         self._chunk_bytes = 0
+        self.news: asyncio.Event | None = None
 
     @property
     def nbytes(self) -> int:
         """Compressed bytes, plus an estimate for the chunk still being filled."""
         return self._chunk_bytes + len(self._tail) * TAIL_EVENT_BYTES
+
+    def listen(self) -> asyncio.Event:
+        """What to wait on for anything newer than what has been read so far: made by the
+        first spectator waiting, set and dropped at the next event (so a log nobody
+        watches makes none)."""
+        if self.news is None:
+            self.news = asyncio.Event()
+        return self.news
+
+    def tell(self) -> None:
+        """Something new: wake the spectators waiting."""
+        news = self.news
+        if news is not None:
+            self.news = None
+            news.set()
+
+    def record(self, event: Mapping[str, Any]) -> None:
+        """The referee's hook for every public event of the match: kept, and the
+        spectators waiting told."""
+        self.append(event)
+        news = self.news
+        if news is not None:
+            self.news = None
+            news.set()
 
     def append(self, event: Mapping[str, Any]) -> None:
         tail = self._tail

@@ -66,36 +66,14 @@ class RunningMatch:
     spec: MatchSpec
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     log: EventLog | None = field(default_factory=EventLog)
-    #: What spectators waiting for the next event wait on; made by the first of them, set
-    #: and dropped at the next event (so a match nobody watches makes none).
-    news: asyncio.Event | None = None
     task: asyncio.Task[None] | None = None
     result: MatchResult | None = None
     finished: bool = False
 
-    def listen(self) -> asyncio.Event:
-        """The event to wait on for anything newer than what has been read so far."""
-        if self.news is None:
-            self.news = asyncio.Event()
-        return self.news
-
-    def record(self, event: JSON) -> None:
-        """The referee's hook for every public event: into the log, and news for the
-        spectators waiting."""
-        log = self.log
-        if log is not None:
-            log.append(event)
-        news = self.news
-        if news is not None:
-            self.news = None
-            news.set()
-
     def tell(self) -> None:
-        """Something new: wake the spectators waiting."""
-        news = self.news
-        if news is not None:
-            self.news = None
-            news.set()
+        """Something new (the match ended): wake the spectators waiting."""
+        if self.log is not None:
+            self.log.tell()
 
 
 ResultHook = Callable[[MatchResult], Awaitable[None] | None]
@@ -274,9 +252,8 @@ class MatchManager:
         admitted = False
         try:
             admitted = await self._admit(match)
-            match.result = await run_match(
-                match.spec, seats, stop=match.stop, on_event_nowait=match.record
-            )
+            hook = match.log.record if match.log is not None else None
+            match.result = await run_match(match.spec, seats, stop=match.stop, on_event_nowait=hook)
         except Exception:
             log.exception("match %s failed", match.spec.match_id)
         finally:
@@ -350,7 +327,7 @@ class MatchManager:
     ) -> AsyncIterator[common_pb2.MatchEvent]:
         position = 0
         while True:
-            news = match.listen()
+            news = events.listen()
             first = events.first
             if position < first:  # dropped before this spectator read them
                 yield _truncated(match.spec.match_id, position, first, events.max_bytes)
