@@ -40,7 +40,7 @@ class Outcome(Enum):
     ILLEGAL = "illegal"
 
 
-def classify_action(text: str, legal: frozenset[str]) -> tuple[Outcome, str, str]:
+def classify_action(text: str, legal: tuple[str, ...]) -> tuple[Outcome, str, str]:
     """Judge an answer as the referee will: parsed by the engine's notation, so another
     spelling of a legal action (``PLAY 10h`` for ``play TH``) is that action. Returns the
     outcome, the text to hand to the referee and, when not ok, why. Text longer than any
@@ -72,15 +72,24 @@ class Pending:
     request_id: str
     match_id: str
     message: bytes
-    legal: frozenset[str]
+    #: The legal actions as the referee listed them (a few dozen at most: looked through
+    #: rather than hashed into a set for every request).
+    legal: tuple[str, ...]
     future: asyncio.Future[str]
     clock: BotClock
+    hub: BotHub | None = None
     connection: Connection | None = None
     #: Waits for an instance to connect when none could take the request at once.
     waiter: asyncio.Task[None] | None = None
-    #: The future's done callback that forgets the request (timeouts, withdrawals); an
-    #: answer forgets it at once instead.
-    settle: Callable[[Any], None] | None = None
+    #: Whether the request is still its future's done callback (see __call__).
+    watching: bool = False
+
+    def __call__(self, _future: Any) -> None:
+        """The future's done callback, which forgets the request (timeouts, withdrawals;
+        an answer forgets it at once instead): the request itself rather than a closure
+        made for every request."""
+        if self.hub is not None:
+            self.hub._settle(self)
 
 
 class _Told:
@@ -454,13 +463,14 @@ class BotHub:
             request_id=request_id,
             match_id=match_id,
             message=message,
-            legal=frozenset(legal),
+            legal=tuple(legal),
             future=loop.create_future(),
             clock=clock if clock is not None else BotClock(),
+            hub=self,
         )
         self._pending[request_id] = pending
-        pending.settle = lambda _f: self._settle(pending)
-        pending.future.add_done_callback(pending.settle)
+        pending.future.add_done_callback(pending)
+        pending.watching = True
         conn = self._pick(bot, match_id)
         if conn is None:
             pending.clock.start()
@@ -488,10 +498,10 @@ class BotHub:
     def _settle(self, pending: Pending) -> None:
         """The request is answered, timed out or withdrawn: forget it."""
         request_id = pending.request_id
-        # The callback refers back to the pending request: dropped, the two are freed as
-        # soon as the referee is done, instead of piling up for the garbage collector's
-        # full passes (one cycle per decision).
-        pending.settle = None
+        # The future's callback (the request itself) is gone once it ran or was removed,
+        # so the request and its future are freed as soon as the referee is done, instead
+        # of piling up for the garbage collector's full passes (one cycle per decision).
+        pending.watching = False
         if self._pending.get(request_id) is pending:
             del self._pending[request_id]
         if pending.connection is not None:
@@ -514,8 +524,8 @@ class BotHub:
         clock = pending.clock
         clock.stop(now)
         outcome, text, why = classify_action(decision.action, pending.legal)
-        if pending.settle is not None:  # forgotten here rather than one loop turn later
-            pending.future.remove_done_callback(pending.settle)
+        if pending.watching:  # forgotten here rather than one loop turn later
+            pending.future.remove_done_callback(pending)
         pending.future.set_result(text)
         self._settle(pending)
         if self.on_delay is not None:
