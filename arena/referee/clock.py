@@ -324,6 +324,10 @@ class Waited:
 _NOT_STARTED_POLL_S = 0.005
 
 
+def _nothing(*_args: Any) -> None:
+    """A callback that does nothing (what a closed watch keeps)."""
+
+
 class _Watch:
     """What :func:`wait_answer` waits for, followed by callbacks rather than by the task.
 
@@ -339,8 +343,8 @@ class _Watch:
     """
 
     __slots__ = ("budget_s", "clock", "deadlines", "expected", "grace", "graced", "loop",
-                 "platform_at", "platform_fault", "stop", "task", "timed_out", "timer",
-                 "waiter", "watching")
+                 "on_done", "on_stopped", "platform_at", "platform_fault", "stop", "task",
+                 "timed_out", "timer", "waiter", "watching")
 
     def __init__(
         self,
@@ -365,11 +369,15 @@ class _Watch:
         self.graced = False
         self.timed_out = False
         self.platform_fault = False
-        task.add_done_callback(self._wake)
+        # Each bound method made once: a bound method is a new object every time it is
+        # named, and each is handed over and taken back again on every decision.
+        self.on_done: Callable[[Any], None] = self._wake
+        self.on_stopped: Callable[[], None] = self._stopped
+        task.add_done_callback(self.on_done)
         self.watching = True
         if stop is not None:
-            stop.add_done_callback(self._wake)
-        clock.hook = self._stopped
+            stop.add_done_callback(self.on_done)
+        clock.hook = self.on_stopped
         if clock.started is None:
             self._arm(min(max(budget_s, _NOT_STARTED_POLL_S), platform_limit_s))
         else:
@@ -389,7 +397,7 @@ class _Watch:
         """The answer was read; its future is resolved right after, so the done callback
         would only be a second, useless wake-up."""
         if self.watching:
-            self.task.remove_done_callback(self._wake)
+            self.task.remove_done_callback(self.on_done)
             self.watching = False
         self._wake()
 
@@ -427,19 +435,22 @@ class _Watch:
         """Wait again (woken with nothing decided: a clock stopped without an answer)."""
         self.waiter = self.loop.create_future()
         if not self.watching:
-            self.task.add_done_callback(self._wake)
+            self.task.add_done_callback(self.on_done)
             self.watching = True
 
     def close(self) -> None:
         if self.timer is not None:
             self.deadlines.cancel(self.timer)
             self.timer = None
-        if self.clock.hook == self._stopped:
+        if self.clock.hook is self.on_stopped:
             self.clock.hook = None
         if self.watching:
-            self.task.remove_done_callback(self._wake)
+            self.task.remove_done_callback(self.on_done)
         if self.stop is not None:
-            self.stop.remove_done_callback(self._wake)
+            self.stop.remove_done_callback(self.on_done)
+        # The two bound methods refer back to the watch: dropped, it is freed at once
+        # rather than by the garbage collector.
+        self.on_done = self.on_stopped = _nothing
 
 
 async def wait_answer(
