@@ -44,6 +44,7 @@ MODULES: tuple[str, ...] = (
     "arena.server.hub",
     "arena.server.streams",
     "arena.server.eventlog",
+    "arena.observability.tally",
 )
 #: Set to 1 to run the source of every module even where a build is up to date.
 PURE_ENV = "ARENA_PURE"

@@ -14,7 +14,6 @@ from obs_support import run_python
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from arena.observability import metrics
 from arena.observability.metrics import (
     DECISION_LATENCY_BUCKETS,
     DECISION_OUTCOMES,
@@ -60,7 +59,9 @@ def exposed(registry: CollectorRegistry) -> dict[tuple[str, tuple[tuple[str, str
     }
 
 
-def play_both(recorded: list[Event]) -> tuple[dict[object, float], dict[object, float]]:
+def play_both(
+    recorded: list[Event], bulk: bool | None = None
+) -> tuple[dict[object, float], dict[object, float]]:
     """The same decisions counted one by one and through a tally, as exposed."""
     reference, batched = CollectorRegistry(), CollectorRegistry()
     decisions, latency, strikes = metric_set(reference)
@@ -69,7 +70,7 @@ def play_both(recorded: list[Event]) -> tuple[dict[object, float], dict[object, 
     strikes.labels(bot="b")
     latency.labels(bot="b")
     d2, l2, s2 = metric_set(batched)
-    tally = DecisionTally("b", decisions=d2, latency=l2, strikes=s2)
+    tally = DecisionTally("b", decisions=d2, latency=l2, strikes=s2, bulk=bulk)
     for outcome, seconds, strike, flush in recorded:
         decisions.labels(bot="b", outcome=outcome).inc()
         latency.labels(bot="b").observe(seconds)
@@ -104,9 +105,7 @@ def test_a_flushed_tally_exposes_what_per_decision_updates_do(recorded: list[Eve
 def test_without_bucket_access_each_decision_is_observed_as_it_comes(
     recorded: list[Event],
 ) -> None:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(metrics, "_histogram_takes_bucket_counts", lambda child: False)
-        assert_same(*play_both(recorded))
+    assert_same(*play_both(recorded, bulk=False))
 
 
 def test_nothing_is_written_before_a_flush() -> None:
