@@ -115,14 +115,20 @@ _RULES_CACHE: dict[tuple[str, int | None], Rules] = {}
 class _SeatState:
     """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
-    __slots__ = ("bank_ms", "clocked", "direct", "event_hook", "event_types", "in_process",
-                 "label", "name", "seat", "stats", "submit_game", "tally", "wants_events")
+    __slots__ = ("bank_ms", "clocked", "decisions", "direct", "event_hook", "event_types",
+                 "in_process", "label", "name", "seat", "stats", "submit_game", "tally",
+                 "think_ms_max", "think_ms_total", "wants_events")
 
     def __init__(self, seat: Seat, name: str, bank_ms: int, label: str | None = None) -> None:
         self.seat = seat
         self.name = name
         self.bank_ms = float(bank_ms)
         self.stats = SeatStats()
+        #: The counts of every decision, kept here as typed numbers (compiled, each is
+        #: a native add) and written into ``stats`` once, by :meth:`settle`.
+        self.decisions = 0
+        self.think_ms_total = 0.0
+        self.think_ms_max = 0.0
         self.in_process = bool(getattr(seat, "in_process", False))
         self.clocked = callable(getattr(seat, "decide_clocked", None))
         self.wants_events = bool(getattr(seat, "wants_events", True))
@@ -152,6 +158,15 @@ class _SeatState:
         self.submit_game: Callable[..., asyncio.Future[Any]] | None = (
             getattr(seat, "submit_game", None) if self.clocked else None
         )
+
+
+    def settle(self) -> SeatStats:
+        """The seat's statistics, with the counts kept here written in."""
+        stats = self.stats
+        stats.decisions = self.decisions
+        stats.think_ms_total = self.think_ms_total
+        stats.think_ms_max = self.think_ms_max
+        return stats
 
 
 class _Stop(Exception):
@@ -548,11 +563,11 @@ class _Match:
                         action = parsed
                     else:
                         outcome, why = ILLEGAL, f"{answer!r} is not legal now"
+        st.decisions += 1
+        st.think_ms_total += elapsed_ms
+        if elapsed_ms > st.think_ms_max:
+            st.think_ms_max = elapsed_ms
         stats = st.stats
-        stats.decisions += 1
-        stats.think_ms_total += elapsed_ms
-        if elapsed_ms > stats.think_ms_max:
-            stats.think_ms_max = elapsed_ms
         if platform_s:
             platform_ms = platform_s * 1000.0
             stats.platform_ms_total += platform_ms
@@ -655,7 +670,7 @@ class _Match:
             scores=scores,
             ranks=ranks,
             deals=game.deals_played,
-            seat_stats=[st.stats for st in self.states],
+            seat_stats=[st.settle() for st in self.states],
             forfeit_seat=forfeit_seat,
             duration_s=time.perf_counter() - started,
             replay=replay,
