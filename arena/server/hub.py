@@ -77,19 +77,16 @@ class Pending:
     legal: tuple[str, ...]
     future: asyncio.Future[str]
     clock: BotClock
-    hub: BotHub | None = None
+    hub: BotHub
     connection: Connection | None = None
     #: Waits for an instance to connect when none could take the request at once.
     waiter: asyncio.Task[None] | None = None
-    #: Whether the request is still its future's done callback (see __call__).
-    watching: bool = False
 
     def __call__(self, _future: Any) -> None:
         """The future's done callback, which forgets the request (timeouts, withdrawals;
         an answer forgets it at once instead): the request itself rather than a closure
         made for every request."""
-        if self.hub is not None:
-            self.hub._settle(self)
+        self.hub._settle(self)
 
 
 class _Told:
@@ -470,7 +467,6 @@ class BotHub:
         )
         self._pending[request_id] = pending
         pending.future.add_done_callback(pending)
-        pending.watching = True
         conn = self._pick(bot, match_id)
         if conn is None:
             pending.clock.start()
@@ -501,7 +497,6 @@ class BotHub:
         # The future's callback (the request itself) is gone once it ran or was removed,
         # so the request and its future are freed as soon as the referee is done, instead
         # of piling up for the garbage collector's full passes (one cycle per decision).
-        pending.watching = False
         if self._pending.get(request_id) is pending:
             del self._pending[request_id]
         if pending.connection is not None:
@@ -524,8 +519,9 @@ class BotHub:
         clock = pending.clock
         clock.stop(now)
         outcome, text, why = classify_action(decision.action, pending.legal)
-        if pending.watching:  # forgotten here rather than one loop turn later
-            pending.future.remove_done_callback(pending)
+        # Forgotten here rather than one loop turn later (a pending request still waiting
+        # for its answer is always its future's callback).
+        pending.future.remove_done_callback(pending)
         pending.future.set_result(text)
         self._settle(pending)
         if self.on_delay is not None:
