@@ -76,10 +76,7 @@ class EventLog:
         """The referee's hook for every public event of the match: kept, and the
         spectators waiting told."""
         self.append(event)
-        news = self.news
-        if news is not None:
-            self.news = None
-            news.set()
+        self.tell()
 
     def append(self, event: Mapping[str, Any]) -> None:
         tail = self._tail
