@@ -567,24 +567,43 @@ class GameObservationEncoder:
 _PLAY_RESPONSE_REQUEST = _key(2, 2)
 
 
+def _request_message(
+    match_id: str,
+    request_id: str,
+    seat: int,
+    observation: bytes,
+    legal: Sequence[str],
+    deadline_ms: int,
+    time_bank_ms: int,
+) -> bytes:
+    """A ``PlayResponse{decision_request}`` around an observation already written."""
+    body = b"".join(
+        (
+            _string(_L[1], match_id),
+            _string(_L[2], request_id),
+            _int32(_K[3], seat),
+            _message(_L[4], observation),
+            _legal(legal),
+            _int32(_K[6], max(0, int(deadline_ms))),
+            _int32(_K[7], max(0, int(time_bank_ms))),
+        )
+    )
+    return _message(_PLAY_RESPONSE_REQUEST, body)
+
+
 def _fast_request(
     request: DecisionRequest, observations: ObservationEncoder | None = None
 ) -> bytes:
     obs = request.observation
-    body = b"".join(
-        (
-            _string(_L[1], request.match_id),
-            _string(_L[2], request.request_id),
-            _int32(_K[3], request.seat),
-            _message(
-                _L[4], observation_bytes(obs) if observations is None else observations.encode(obs)
-            ),
-            _legal(request.legal),
-            _int32(_K[6], max(0, int(request.deadline_ms))),
-            _int32(_K[7], max(0, int(request.time_bank_ms))),
-        )
+    return _request_message(
+        request.match_id,
+        request.request_id,
+        request.seat,
+        observation_bytes(obs) if observations is None else observations.encode(obs),
+        request.legal,
+        request.deadline_ms,
+        request.time_bank_ms,
     )
-    return _message(_PLAY_RESPONSE_REQUEST, body)
 
 
 def game_request_bytes(
@@ -601,18 +620,10 @@ def game_request_bytes(
     observation written by the seat's encoder straight from the game: the bytes of
     :func:`decision_request_bytes` for the same request, without the observation
     dictionary in between."""
-    body = b"".join(
-        (
-            _string(_L[1], match_id),
-            _string(_L[2], request_id),
-            _int32(_K[3], seat),
-            _message(_L[4], observations.encode(game, seat)),
-            _legal(legal),
-            _int32(_K[6], max(0, int(deadline_ms))),
-            _int32(_K[7], max(0, int(time_bank_ms))),
-        )
+    return _request_message(
+        match_id, request_id, seat, observations.encode(game, seat), legal, deadline_ms,
+        time_bank_ms,
     )
-    return _message(_PLAY_RESPONSE_REQUEST, body)
 
 
 def decision_request_bytes(
