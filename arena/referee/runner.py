@@ -159,7 +159,6 @@ class _SeatState:
             getattr(seat, "submit_game", None) if self.clocked else None
         )
 
-
     def settle(self) -> SeatStats:
         """The seat's statistics, with the counts kept here written in."""
         stats = self.stats
@@ -403,8 +402,8 @@ class _Match:
         task: asyncio.Future[Any]
         if st.submit_game is not None:  # the parts of what _request would make
             task = st.submit_game(
-                self.game, p, self.spec.match_id, f"{self.spec.match_id}/{self.requests}",
-                texts, self.tc.decision_ms, int(st.bank_ms), clock,
+                self.game, p, self.spec.match_id, self._request_id(), texts,
+                self.tc.decision_ms, int(st.bank_ms), clock,
             )
         else:
             submit = getattr(st.seat, "submit_clocked", None)
@@ -485,13 +484,17 @@ class _Match:
     def _request(self, p: int, st: _SeatState, texts: tuple[str, ...]) -> DecisionRequest:
         return DecisionRequest(
             match_id=self.spec.match_id,
-            request_id=f"{self.spec.match_id}/{self.requests}",
+            request_id=self._request_id(),
             seat=p,
             observation=self.game.observation(p),
             legal=texts,
             deadline_ms=self.tc.decision_ms,
             time_bank_ms=int(st.bank_ms),
         )
+
+    def _request_id(self) -> str:
+        """The id of the request being made (the match's requests are numbered from 1)."""
+        return f"{self.spec.match_id}/{self.requests}"
 
     def _budget_s(self, st: _SeatState) -> float:
         """What a seat may spend on its next answer: the clock plus its bank."""
