@@ -224,10 +224,9 @@ class BotClient:
             pass
 
     async def _handle(self, call: Any, message: bot_pb2.PlayResponse) -> None:
+        """Every message but a decision request (answered in :meth:`_converse`)."""
         kind = message.WhichOneof("message")
-        if kind == "decision_request":
-            await self._answer(call, message.decision_request)
-        elif kind == "event":
+        if kind == "event":
             try:
                 self.bot.on_event(event_to_dict(message.event))
             except Exception:
@@ -248,12 +247,6 @@ class BotClient:
                     await call.write(bot_pb2.PlayRequest(decision=decision))
             self._unsent.clear()
             self._welcomed = True
-
-    async def _answer(self, call: Any, msg: bot_pb2.DecisionRequest) -> None:
-        started = time.perf_counter()
-        action = self._decide(call, msg, started)
-        if action is not None:
-            await self._send(call, msg.request_id, action, started)
 
     def _decide(self, call: Any, msg: bot_pb2.DecisionRequest, started: float) -> str | None:
         """A plain bot's answer, to be sent at once; an ``async`` bot's answers run as
