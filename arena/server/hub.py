@@ -58,7 +58,6 @@ def classify_action(text: str, legal: tuple[str, ...]) -> tuple[Outcome, str, st
     return Outcome.ILLEGAL, normal, ""
 
 
-@dataclass(eq=False, slots=True)
 class Pending:
     """A decision request the referee is waiting on.
 
@@ -66,21 +65,39 @@ class Pending:
     observation inside (a few dozen lists and strings) is freed as soon as it is written
     out, instead of living, and being walked by the garbage collector, for as long as the
     bot thinks.
+
+    A plain class rather than a dataclass: one is made for every decision, and mypyc
+    compiles a hand-written ``__init__`` but leaves the one ``dataclasses`` generates
+    interpreted.
     """
 
-    bot: str
-    request_id: str
-    match_id: str
-    message: bytes
-    #: The legal actions as the referee listed them (a few dozen at most: looked through
-    #: rather than hashed into a set for every request).
-    legal: tuple[str, ...]
-    future: asyncio.Future[str]
-    clock: BotClock
-    hub: BotHub
-    connection: Connection | None = None
-    #: Waits for an instance to connect when none could take the request at once.
-    waiter: asyncio.Task[None] | None = None
+    __slots__ = ("bot", "clock", "connection", "future", "hub", "legal", "match_id",
+                 "message", "request_id", "waiter")
+
+    def __init__(
+        self,
+        bot: str,
+        request_id: str,
+        match_id: str,
+        message: bytes,
+        legal: tuple[str, ...],
+        future: asyncio.Future[str],
+        clock: BotClock,
+        hub: BotHub,
+    ) -> None:
+        self.bot = bot
+        self.request_id = request_id
+        self.match_id = match_id
+        self.message = message
+        #: The legal actions as the referee listed them (a few dozen at most: looked
+        #: through rather than hashed into a set for every request).
+        self.legal = legal
+        self.future = future
+        self.clock = clock
+        self.hub = hub
+        self.connection: Connection | None = None
+        #: Waits for an instance to connect when none could take the request at once.
+        self.waiter: asyncio.Task[None] | None = None
 
     def __call__(self, _future: Any) -> None:
         """The future's done callback, which forgets the request (timeouts, withdrawals;
