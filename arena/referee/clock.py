@@ -139,10 +139,14 @@ class Deadlines:
     the heap).
     """
 
-    __slots__ = ("_dead", "_handle", "_heap", "_numbers", "_when", "loop")
+    __slots__ = ("_dead", "_handle", "_heap", "_numbers", "_when", "loop", "now")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
+        #: The loop's time, read without a call into the loop where that is the plain
+        #: monotonic clock: asyncio's ``time()`` is a Python method around it, and a
+        #: clock reads it twice a decision.
+        self.now: Callable[[], float] = loop_clock(loop)
         self._heap: list[Deadline] = []
         self._numbers = itertools.count()
         self._handle: asyncio.TimerHandle | None = None
@@ -182,7 +186,7 @@ class Deadlines:
         self._when = math.inf
         heap = self._heap
         # What is due now runs now; what the callbacks arm waits for the next turn.
-        end = self.loop.time() + _CLOCK_RESOLUTION
+        end = self.now() + _CLOCK_RESOLUTION
         due = []
         while heap and heap[0][0] <= end:
             due.append(heapq.heappop(heap))
@@ -206,6 +210,25 @@ class Deadlines:
 
 
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
+
+
+def loop_clock(loop: asyncio.AbstractEventLoop) -> Callable[[], float]:
+    """What tells ``loop``'s time: ``time.monotonic`` itself for an asyncio loop that
+    keeps the base class's clock (what ``BaseEventLoop.time`` returns), else the loop's
+    own ``time`` (a loop with another clock, such as a test's)."""
+    if getattr(type(loop), "time", None) is asyncio.BaseEventLoop.time:
+        return time.monotonic
+    return loop.time
+
+
+def new_future(loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
+    """``loop.create_future()``, without the Python method in between for an asyncio
+    loop that keeps the base class's (a referee makes two futures a decision)."""
+    if type(loop).create_future is asyncio.BaseEventLoop.create_future:
+        return asyncio.Future(loop=loop)
+    return loop.create_future()
+
+
 _DEADLINES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines] = (
     weakref.WeakKeyDictionary()
 )
@@ -226,8 +249,8 @@ def _deadlines(loop: asyncio.AbstractEventLoop, clock: BotClock) -> Deadlines:
 class BotClock:
     """When one decision's bot time started and stopped (``time.perf_counter`` seconds)."""
 
-    __slots__ = ("_stalled", "_started", "created", "hook", "reported_bot_s",
-                 "reported_platform_s", "stalls", "started", "stopped")
+    __slots__ = ("_stalled", "_started", "created", "reported_bot_s", "reported_platform_s",
+                 "stalls", "started", "stopped")
 
     def __init__(self, stalls: LoopStalls | None = None) -> None:
         self.stalls = stalls
@@ -240,9 +263,6 @@ class BotClock:
         #: The stalls of the finished window, worked out once: the hub, the referee and
         #: the metrics all ask after the stop, and the answer no longer changes then.
         self._stalled: float | None = None
-        #: Told synchronously of the stop: how :func:`wait_answer` learns of an answer
-        #: read by the gateway's hub without a second wake-up.
-        self.hook: Callable[[], None] | None = None
 
     def start(self, at: float | None = None) -> None:
         """The bot can see the request from now on (idempotent: the first call counts)."""
@@ -259,8 +279,6 @@ class BotClock:
             self.stopped = time.perf_counter() if at is None else at
             if self.started is None:
                 self.start(self.stopped)
-            if self.hook is not None:
-                self.hook()
 
     def report(self, bot_s: float, platform_s: float = 0.0) -> None:
         """The bot's time as measured by a remote transport, and the delay it added."""
@@ -307,7 +325,7 @@ class BotClock:
         return held + self.stalled_s()
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Waited:
     """How :func:`wait_answer` ended."""
 
@@ -317,6 +335,14 @@ class Waited:
     stopped: bool = False
     #: The platform never started the bot's clock within its limit.
     platform_fault: bool = False
+
+
+# How waits end, made once: one of them is returned for every decision, and they are only
+# read.
+_ANSWERED = Waited(True)
+_STOPPED = Waited(False, stopped=True)
+_PLATFORM_FAULT = Waited(False, platform_fault=True)
+_TIMED_OUT = Waited(False)
 
 
 #: While a bot's clock has not started, its wait looks again at least this often (a zero
@@ -329,22 +355,27 @@ def _nothing(*_args: Any) -> None:
 
 
 class _Watch:
-    """What :func:`wait_answer` waits for, followed by callbacks rather than by the task.
+    """What :func:`wait_answer` watches besides the answer itself, with callbacks.
 
-    Every decision of every remote match goes through here, so the waiting task is woken
-    once, when the wait is over, and nothing in between. One timer (of the loop's
-    :class:`Deadlines`) serves the whole wait:
-    armed for the budget when the wait begins, it can only fire early (the bot's time
-    starts later, when its request is written, and stalls are given back), so when it
-    fires it looks at the clock and arms itself again for what is left, or for the
-    platform's limit while the clock has not started. An answer read by the gateway's hub
-    (which stops the clock just before it hands over the answer) wakes the task directly.
-    Most answers come long before the budget is up: one timer made and cancelled.
+    Every decision of every remote match goes through here, so the waiting task awaits
+    one future (the ``target``) and is woken once, when the wait is over. The target is the
+    answer's own future when the seat hands over a plain future (the gateway's hub does):
+    no future of the wait's own is made. For anything else (a task asking through Redis)
+    it is a future of the wait's, resolved when the task is done.
+
+    One timer (of the loop's :class:`Deadlines`) serves the whole wait: armed for the
+    budget when the wait begins, it can only fire early (the bot's time starts later, when
+    its request is written, and stalls are given back), so when it fires it looks at the
+    clock and arms itself again for what is left, or for the platform's limit while the
+    clock has not started. When the time is up, or the stop signal fires, the watch notes
+    why and cancels the target, which wakes the task: a plain future is the request
+    itself, withdrawn (as an unanswered request is in any case). Most answers come long
+    before the budget is up: one timer made and cancelled.
     """
 
-    __slots__ = ("budget_s", "clock", "deadlines", "expected", "grace", "graced", "loop",
-                 "on_done", "on_stopped", "platform_at", "platform_fault", "stop", "task",
-                 "timed_out", "timer", "waiter", "watching")
+    __slots__ = ("budget_s", "clock", "deadlines", "expected", "grace", "graced", "on_done",
+                 "on_stop", "platform_at", "platform_fault", "stop", "stopped", "target",
+                 "task", "timed_out", "timer")
 
     def __init__(
         self,
@@ -355,68 +386,71 @@ class _Watch:
         stop: asyncio.Future[Any] | None,
         platform_limit_s: float,
     ) -> None:
-        self.loop = loop
         self.task = task
+        # The bound methods made once, so that the same objects are taken back off the
+        # futures at the end.
+        self.on_done: Callable[[Any], None] = _nothing
+        if type(task) is asyncio.Future:
+            self.target = task
+        else:
+            self.target = new_future(loop)
+            self.on_done = self._done
+            task.add_done_callback(self.on_done)
         self.clock = clock
         self.budget_s = budget_s
         self.stop = stop
-        self.waiter: asyncio.Future[None] = loop.create_future()
         self.deadlines = _deadlines(loop, clock)
         self.timer: Deadline | None = None
-        self.platform_at = loop.time() + platform_limit_s
+        self.platform_at = self.deadlines.now() + platform_limit_s
         self.expected = 0.0
         self.grace = READ_GRACE_S
         self.graced = False
         self.timed_out = False
         self.platform_fault = False
-        # Each bound method made once: a bound method is a new object every time it is
-        # named, and each is handed over and taken back again on every decision.
-        self.on_done: Callable[[Any], None] = self._wake
-        self.on_stopped: Callable[[], None] = self._stopped
-        task.add_done_callback(self.on_done)
-        self.watching = True
+        self.stopped = False
+        self.on_stop: Callable[[Any], None] = _nothing
         if stop is not None:
-            stop.add_done_callback(self.on_done)
-        clock.hook = self.on_stopped
+            self.on_stop = self._stop_signal
+            stop.add_done_callback(self.on_stop)
         if clock.started is None:
             self._arm(min(max(budget_s, _NOT_STARTED_POLL_S), platform_limit_s))
         else:
             self._arm(budget_s - clock.bot_s())
 
+    @property
+    def ended(self) -> bool:
+        """The watch, not the answer, ended the wait."""
+        return self.timed_out or self.platform_fault or self.stopped
+
     def _arm(self, delay: float) -> None:
         if self.timer is not None:
             self.deadlines.cancel(self.timer)
-        self.expected = self.loop.time() + max(0.0, delay)
+        self.expected = self.deadlines.now() + max(0.0, delay)
         self.timer = self.deadlines.call_at(self.expected, self._tick)
 
-    def _wake(self, _fut: Any = None) -> None:
-        if not self.waiter.done():
-            self.waiter.set_result(None)
+    def _done(self, _fut: Any) -> None:
+        if not self.target.done():
+            self.target.set_result(None)
 
-    def _stopped(self) -> None:
-        """The answer was read; its future is resolved right after, so the done callback
-        would only be a second, useless wake-up."""
-        if self.watching:
-            self.task.remove_done_callback(self.on_done)
-            self.watching = False
-        self._wake()
+    def _stop_signal(self, _fut: Any) -> None:
+        self.stopped = True
+        self.target.cancel()
 
     def _tick(self) -> None:
         self.timer = None
         clock = self.clock
-        loop = self.loop
         if clock.started is None:
-            left = self.platform_at - loop.time()
+            left = self.platform_at - self.deadlines.now()
             if left <= 0:
                 self.platform_fault = True
-                self._wake()
+                self.target.cancel()
             else:  # still inside the platform: look again a budget later
                 self._arm(min(max(self.budget_s, _NOT_STARTED_POLL_S), left))
             return
         if not self.graced:  # a budget timer, not the grace look
             # A timer that fired late means the loop was busy: answers may be waiting to
             # be read behind the same backlog.
-            lateness = loop.time() - self.expected
+            lateness = self.deadlines.now() - self.expected
             self.grace = min(READ_GRACE_MAX_S, max(self.grace, lateness))
         left = self.budget_s - clock.bot_s()
         if left > 0:  # the bot's time started late, or stalls were given back: time left
@@ -429,28 +463,26 @@ class _Watch:
             self._arm(self.grace)
         else:
             self.timed_out = True
-            self._wake()
+            self.target.cancel()
 
-    def rearm(self) -> None:
-        """Wait again (woken with nothing decided: a clock stopped without an answer)."""
-        self.waiter = self.loop.create_future()
-        if not self.watching:
-            self.task.add_done_callback(self.on_done)
-            self.watching = True
+    def verdict(self) -> Waited:
+        if self.stopped:
+            return _STOPPED
+        if self.platform_fault:
+            return _PLATFORM_FAULT
+        return _TIMED_OUT
 
     def close(self) -> None:
         if self.timer is not None:
             self.deadlines.cancel(self.timer)
             self.timer = None
-        if self.clock.hook is self.on_stopped:
-            self.clock.hook = None
-        if self.watching:
-            self.task.remove_done_callback(self.on_done)
         if self.stop is not None:
-            self.stop.remove_done_callback(self.on_done)
-        # The two bound methods refer back to the watch: dropped, it is freed at once
-        # rather than by the garbage collector.
-        self.on_done = self.on_stopped = _nothing
+            self.stop.remove_done_callback(self.on_stop)
+        if self.target is not self.task:
+            self.task.remove_done_callback(self.on_done)
+        # The bound methods refer back to the watch: dropped, it is freed at once rather
+        # than by the garbage collector.
+        self.on_stop = self.on_done = _nothing
 
 
 async def wait_answer(
@@ -463,28 +495,31 @@ async def wait_answer(
 ) -> Waited:
     """Wait for ``task`` (a seat's decision) on the bot's clock, not the wall clock.
 
-    Returns once the answer is in, the stop signal fired, the bot's budget is spent
-    (``answered`` False) or the platform failed to start the clock in time. The caller
-    cancels the task when it did not answer.
+    Returns once the answer is in (``answered``: the task is done, with a result, an
+    error, or cancelled by the seat itself), the stop signal fired, the bot's budget is
+    spent or the platform failed to start the clock in time. The caller cancels the task
+    when it did not answer; a plain future (the hub's) is already withdrawn then, and
+    cancelling the wait withdraws it too.
     """
     if task.done():
-        return Waited(True)
+        return _ANSWERED
     if stop is not None and stop.done():
-        return Waited(False, stopped=True)
+        return _STOPPED
     # The task's own loop is the running one, and asking it costs no getpid() system call
     # (asyncio.get_running_loop makes one, on every decision).
     watch = _Watch(task.get_loop(), task, clock, budget_s, stop, platform_limit_s)
     try:
-        while True:
-            await watch.waiter
-            if task.done():
-                return Waited(True)
-            if stop is not None and stop.done():
-                return Waited(False, stopped=True)
-            if watch.platform_fault:
-                return Waited(False, platform_fault=True)
-            if watch.timed_out:
-                return Waited(False)
-            watch.rearm()
+        await watch.target
+    except asyncio.CancelledError:
+        me = asyncio.current_task()
+        if me is not None and me.cancelling():
+            raise  # the wait itself was cancelled
+    except Exception:
+        pass  # the seat failed: its error is the task's, for the caller
     finally:
         watch.close()
+    # An answer that came in as the time ran out still counts, as it always did when the
+    # task was done by the time the wait woke.
+    if watch.ended and (task.cancelled() or not task.done()):
+        return watch.verdict()
+    return _ANSWERED

@@ -29,7 +29,7 @@ from thousand_bot.proto.thousand.v1 import bot_pb2
 from arena.engine import NotationError, parse_action
 from arena.engine.game import Game
 from arena.match.types import JSON, DecisionRequest
-from arena.referee.clock import BotClock, PlatformError
+from arena.referee.clock import BotClock, PlatformError, new_future
 from arena.server import convert, wire
 from arena.server.limits import ACTION_MAX, StreamLimits, quote
 
@@ -478,7 +478,7 @@ class BotHub:
             match_id=match_id,
             message=message,
             legal=tuple(legal),
-            future=loop.create_future(),
+            future=new_future(loop),
             clock=clock if clock is not None else BotClock(),
             hub=self,
         )
