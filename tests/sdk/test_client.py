@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -226,3 +227,57 @@ def test_the_sdk_does_not_need_the_arena(tmp_path: Path) -> None:
         "assert not [m for m in sys.modules if m == 'arena' or m.startswith('arena.')]"
     )
     subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), check=True, timeout=60)
+
+
+def test_answers_leave_in_the_order_they_were_decided_while_the_reader_reads_on() -> None:
+    """A burst of requests on one stream (a bot in many matches at once): the client reads
+    on while its answers are being written, and every answer leaves, in order, each once.
+    The server is a bare grpc.aio one on loopback that sends the whole burst before it
+    reads a single answer."""
+    from thousand_bot.proto.thousand.v1 import bot_pb2
+
+    burst = 200
+    received: list[str] = []
+
+    async def play(requests, context):  # type: ignore[no-untyped-def]
+        await context.read()  # hello
+        await context.write(bot_pb2.PlayResponse(welcome=bot_pb2.Welcome(instance_id="i-1")))
+        for n in range(burst):
+            await context.write(bot_pb2.PlayResponse(decision_request=bot_pb2.DecisionRequest(
+                match_id="m", request_id=f"r{n}", seat=n % 3,
+                legal_actions=[f"bid {100 + 5 * (n % 4)}", "pass"], deadline_ms=1000,
+            )))
+        while len(received) < burst:
+            message = await context.read()
+            if message is grpc.aio.EOF:
+                return
+            received.append(f"{message.decision.request_id}:{message.decision.action}")
+
+    async def main() -> int:
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            "thousand.v1.BotService", {"Play": grpc.stream_stream_rpc_method_handler(
+                play, request_deserializer=bot_pb2.PlayRequest.FromString,
+                response_serializer=bot_pb2.PlayResponse.SerializeToString)}),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        client = BotClient(Greedy(), f"127.0.0.1:{port}", "token", max_attempts=1)
+        stop = asyncio.Event()
+        running = asyncio.ensure_future(client.run(stop))
+        try:
+            for _ in range(500):
+                if len(received) >= burst:
+                    break
+                await asyncio.sleep(0.01)
+        finally:
+            stop.set()
+            with contextlib.suppress(ConnectionError, grpc.aio.AioRpcError):
+                await asyncio.wait_for(running, 10)
+            await server.stop(0)
+        return client.decisions
+
+    decisions = asyncio.run(main())
+    assert decisions == burst
+    assert [r.split(":")[0] for r in received] == [f"r{n}" for n in range(burst)]
+    assert all(r.split(":")[1] in (f"bid {100 + 5 * (n % 4)}", "pass")
+               for n, r in enumerate(received))

@@ -8,6 +8,7 @@ A refused credential is final: retrying a revoked token would only hammer the se
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import inspect
 import logging
@@ -71,6 +72,67 @@ class BotRejected(Exception):
         self.details = details
 
 
+class _Writer:
+    """Writes one stream's messages in order, from a task of its own.
+
+    gRPC lets a stream have one read and one write under way at once. Written from the
+    reading loop, an answer would hold the next read back until the write finished;
+    handed to this writer instead, the next request is read while the answer is on its
+    way, and a write that finishes as a read comes in costs no wake-up of its own.
+    Decisions that could not be written (the stream broke) are kept in ``unsent``, to be
+    sent again after the reconnect; the server takes each one that is still waiting.
+    """
+
+    def __init__(self, call: Any, unsent: list[bot_pb2.Decision]) -> None:
+        self.call = call
+        self.unsent = unsent
+        self.queue: collections.deque[bot_pb2.PlayRequest] = collections.deque()
+        self.closed = False
+        self._idle: asyncio.Future[None] | None = None
+        self._task = asyncio.ensure_future(self._run())
+
+    def send(self, message: bot_pb2.PlayRequest) -> None:
+        if self.closed:
+            self._keep(message)
+            return
+        self.queue.append(message)
+        idle = self._idle
+        if idle is not None:
+            self._idle = None
+            if not idle.done():
+                idle.set_result(None)
+
+    def _keep(self, message: bot_pb2.PlayRequest) -> None:
+        if message.WhichOneof("message") == "decision":
+            self.unsent.append(message.decision)
+
+    async def _run(self) -> None:
+        queue = self.queue
+        write = self.call.write
+        loop = asyncio.get_running_loop()
+        while True:
+            while queue:
+                message = queue.popleft()
+                try:
+                    await write(message)
+                except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    # The stream is gone: the reader finds out too, and the session ends.
+                    self._keep(message)
+                    self.close()
+                    return
+            self._idle = idle = loop.create_future()
+            await idle
+
+    def close(self) -> None:
+        """Stop writing; what is still queued waits in ``unsent`` for the next session."""
+        if self.closed:
+            return
+        self.closed = True
+        self._task.cancel()
+        while self.queue:
+            self._keep(self.queue.popleft())
+
+
 class BotClient:
     """Runs one bot instance against a server until stopped.
 
@@ -114,7 +176,8 @@ class BotClient:
         self._unsent: list[bot_pb2.Decision] = []
         self._welcomed = False
         self._thinking: set[asyncio.Future[None]] = set()
-        self._write_lock = asyncio.Lock()
+        #: The current session's writer (None between sessions).
+        self._writer: _Writer | None = None
         self._jitter = random.Random(os.urandom(16))
         #: The bot keeps Bot.on_request (it overrides decide or the per-kind methods):
         #: decide is called directly.
@@ -128,7 +191,6 @@ class BotClient:
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Play until ``stop`` is set; raises BotRejected when the server refuses the bot."""
         stop = stop or asyncio.Event()
-        self._write_lock = asyncio.Lock()  # bound to this run's event loop
         failures = 0
         delay = self.backoff_initial
         while not stop.is_set():
@@ -205,25 +267,28 @@ class BotClient:
         # Read with call.read() rather than ``async for``, which goes through an async
         # generator around the same call: one resumption less for every message.
         read = call.read
+        writer = self._writer = _Writer(call, self._unsent)
         try:
             while True:
                 message = await read()
                 if message is grpc.aio.EOF:
                     break
                 # Decision requests, the usual message, skip a coroutine of dispatch, and
-                # a plain bot's answer is written from here.
+                # a plain bot's answer is handed to the writer from here.
                 if message.WhichOneof("message") == "decision_request":
                     request = message.decision_request
                     started = time.perf_counter()
-                    action = self._decide(call, request, started)
+                    action = self._decide(request, started)
                     if action is not None:
-                        await self._send(call, request.request_id, action, started)
+                        self._send(request.request_id, action, started)
                 else:
-                    await self._handle(call, message)
-        except asyncio.InvalidStateError:  # the stream ended while we wrote
-            pass
+                    self._handle(message)
+        finally:
+            writer.close()
+            if self._writer is writer:
+                self._writer = None
 
-    async def _handle(self, call: Any, message: bot_pb2.PlayResponse) -> None:
+    def _handle(self, message: bot_pb2.PlayResponse) -> None:
         """Every message but a decision request (answered in :meth:`_converse`)."""
         kind = message.WhichOneof("message")
         if kind == "event":
@@ -242,13 +307,13 @@ class BotClient:
             log.info("connected to %s as %s", self.server, self.instance_id)
             if self.on_welcome is not None:
                 self.on_welcome(message.welcome)
-            for decision in self._unsent:
-                async with self._write_lock:
-                    await call.write(bot_pb2.PlayRequest(decision=decision))
+            unsent = list(self._unsent)
             self._unsent.clear()
+            for decision in unsent:
+                self._send_message(bot_pb2.PlayRequest(decision=decision))
             self._welcomed = True
 
-    def _decide(self, call: Any, msg: bot_pb2.DecisionRequest, started: float) -> str | None:
+    def _decide(self, msg: bot_pb2.DecisionRequest, started: float) -> str | None:
         """A plain bot's answer, to be sent at once; an ``async`` bot's answers run as
         tasks (None here), so one connection thinks about many matches at the same time."""
         legal = msg.legal_actions[:]
@@ -273,24 +338,21 @@ class BotClient:
             log.exception("the bot raised on request %s; answering %r", msg.request_id, legal[:1])
             result = legal[0] if legal else "pass"
         if type(result) is not str and inspect.isawaitable(result):
-            task = asyncio.ensure_future(self._later(call, msg, started, result))
+            task = asyncio.ensure_future(self._later(msg, started, result))
             self._thinking.add(task)
             task.add_done_callback(self._thinking.discard)
             return None
         return str(result)
 
-    async def _later(
-        self, call: Any, msg: bot_pb2.DecisionRequest, started: float, result: Any
-    ) -> None:
+    async def _later(self, msg: bot_pb2.DecisionRequest, started: float, result: Any) -> None:
         try:
             action = str(await result)
         except Exception:
             log.exception("the bot raised on request %s", msg.request_id)
             action = msg.legal_actions[0] if msg.legal_actions else "pass"
-        with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
-            await self._send(call, msg.request_id, action, started)
+        self._send(msg.request_id, action, started)
 
-    async def _send(self, call: Any, request_id: str, action: str, started: float) -> None:
+    def _send(self, request_id: str, action: str, started: float) -> None:
         think_us = int((time.perf_counter() - started) * 1e6)
         # Filled in place: building a Decision and then a PlayRequest around it copies it.
         message = bot_pb2.PlayRequest()
@@ -299,15 +361,12 @@ class BotClient:
         decision.action = action
         decision.think_time_us = think_us
         self.decisions += 1
-        try:
-            if self._thinking or self._write_lock.locked():
-                async with self._write_lock:
-                    await call.write(message)
-            else:
-                # A plain bot answers from the stream's reader alone: no other write can
-                # be under way, so the lock is skipped on this, the usual path.
-                await call.write(message)
-        except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
-            # Sent again after the reconnect; the server takes it if it is still waiting.
-            self._unsent.append(decision)
-            raise
+        self._send_message(message)
+
+    def _send_message(self, message: bot_pb2.PlayRequest) -> None:
+        writer = self._writer
+        if writer is not None:
+            writer.send(message)
+        elif message.WhichOneof("message") == "decision":
+            # Between sessions (an async bot answering late): sent after the reconnect.
+            self._unsent.append(message.decision)
