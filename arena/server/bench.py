@@ -359,9 +359,17 @@ def bench_gateway(
     bot_class: str = "thousand_bot.examples:FirstLegal",
     baseline: bool = True,
     rounds: int = 3,
+    depth: int = 0,
 ) -> dict[str, Any]:
     """Measure the gateway; ``seconds`` is split between the load and latency runs (and
     the same again for the ping-pong yardstick when ``baseline``).
+
+    ``depth`` (0: off) fixes how many matches the gateway plays at once, admission control
+    held at that limit instead of following the load, and runs the yardstick with as many
+    requests in flight. Messages per wake-up, and so the CPU a decision costs on both
+    sides, depend on that depth, and admission control settles at a different one from
+    run to run on a host whose speed drifts: at a fixed depth two versions of the code
+    compare on steadier figures. The acceptance figures are those without it.
 
     The load run and the yardstick alternate in ``rounds`` turns each, so that a machine
     whose speed drifts (a shared host) weighs on both alike, instead of one of them running
@@ -375,6 +383,8 @@ def bench_gateway(
         raise ValueError("seconds must be positive")
     if matches < 1 or bots < 1 or rounds < 1:
         raise ValueError("matches, bots and rounds must be at least 1")
+    if depth < 0 or depth > matches:
+        raise ValueError("depth must be between 0 (off) and the matches in flight")
     names = tuple(f"bench-{i}" for i in range(max(3, bots)))
     # The bench's own bots play public seeds (the same deals on every run): the gateway's
     # warning about that, once per match, would drown the figures.
@@ -394,6 +404,9 @@ def bench_gateway(
                 )
             hub = gw.gateway.hub
             manager = gw.gateway.matches
+            if depth:
+                manager.admission.adaptive = False
+                manager.admission.limit = depth
             limit = time.monotonic() + 60
             while not all(hub.instances(b) for b in names):
                 if time.monotonic() > limit or any(p.poll() is not None for p in procs):
@@ -401,7 +414,7 @@ def bench_gateway(
                 time.sleep(0.05)
             settle_heap()  # as arena serve does once it is up
             if baseline:
-                yard = _PingPong(matches, clients=len(names))
+                yard = _PingPong(depth or matches, clients=len(names))
             recorder = _Recorder()
             gw.call(_set_observer(hub, recorder))
             # A short warm-up so imports and first connections do not count.
@@ -456,6 +469,7 @@ def bench_gateway(
         "cpus": os.cpu_count(),
         "build": compiled_status().reason,
         "rounds": rounds,
+        "depth": depth,
     }
     if yard is not None:
         figures = yard.figures()
@@ -496,15 +510,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="turns the load run and the ping-pong take in alternation (default 3)",
     )
     parser.add_argument(
+        "--depth", type=int, default=0,
+        help="play exactly this many matches at once (admission control held there) and "
+        "run the ping-pong at the same depth: steadier figures to compare two versions "
+        "of the code (default: admission control decides)",
+    )
+    parser.add_argument(
         "--no-baseline", action="store_true", help="skip the grpc.aio ping-pong yardstick"
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if (args.seconds <= 0 or args.matches < 1 or args.decision_ms < 1 or args.bank_ms < 0
-            or args.rounds < 1):
+            or args.rounds < 1 or not 0 <= args.depth <= args.matches):
         parser.error(
             "--seconds must be positive, --matches, --decision-ms and --rounds at least 1, "
-            "--bank-ms not negative"
+            "--bank-ms not negative, --depth between 0 and --matches"
         )
     result = bench_gateway(
         args.seconds,
@@ -514,6 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bots=max(3, args.bots),
         baseline=not args.no_baseline,
         rounds=args.rounds,
+        depth=args.depth,
     )
     if args.json:
         print(json.dumps(result, indent=2))

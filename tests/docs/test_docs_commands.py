@@ -351,6 +351,21 @@ def test_the_engine_and_library_snippets_run(tmp_path: Path) -> None:
     assert scope["result"].status == "completed"
 
 
+def test_the_fixed_depth_gateway_bench_runs_as_printed(sh: Shell) -> None:
+    """protocol.md's --depth example parses as printed, and runs (with a shorter, smaller
+    load) holding the gateway and the ping-pong at that depth."""
+    line = block("docs/protocol.md", "arena bench gateway --seconds 30 --matches 100 --depth 40"
+                 ).commands()[0]
+    argv = shlex.split(line)[3:]
+    command_parser("arena.server.bench", "main").parse_args(argv)
+    for option, small in (("--seconds", "2"), ("--matches", "8"), ("--depth", "3")):
+        argv[argv.index(option) + 1] = small
+    figures = json.loads(sh.run(shlex.join(["arena", "bench", "gateway", *argv, "--rounds",
+                                            "1", "--json"]), timeout=180).stdout)
+    assert figures["load_run"]["admission_limit_range"] == [3, 3]
+    assert figures["pingpong"]["in_flight"] == 3
+
+
 def test_synopses_name_only_options_the_commands_take() -> None:
     synopses = [
         (block("docs/referee.md", "arena match [--rules PRESET]"), "arena.referee.cli",

@@ -43,6 +43,30 @@ def test_bench_module_prints_json() -> None:
     assert "platform_timeouts" in figures
 
 
+def test_bench_gateway_holds_a_fixed_depth_on_both_sides() -> None:
+    """--depth: the gateway plays exactly that many matches at once (admission control
+    held there, whatever the load) and the ping-pong keeps as many requests in flight."""
+    figures = _json_of("arena.server.bench", "--seconds", "2", "--rounds", "1", "--matches",
+                       "8", "--depth", "3", "--decision-ms", "1000")
+    assert figures["depth"] == 3
+    assert figures["load_run"]["admission_limit_range"] == [3, 3]
+    assert figures["load_run"]["most_matches_waiting"] == 5  # the other slots wait
+    assert figures["pingpong"]["in_flight"] == 3
+    assert figures["load_run"]["decisions"] > 0 and figures["pingpong"]["decisions"] > 0
+
+
+def test_bench_gateway_refuses_a_depth_over_its_matches() -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "arena.server.bench", "--matches", "2", "--depth", "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    assert "--depth between 0 and --matches" in res.stderr.strip().splitlines()[-1]
+
+
 def test_bench_hub_plays_its_matches_and_prints_json() -> None:
     figures = _json_of("arena.server.bench_hub", "--matches", "2", "--deals", "1")
     assert figures["matches"] == 2 and figures["deals_per_match"] == 1
