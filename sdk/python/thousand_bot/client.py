@@ -72,6 +72,13 @@ class BotRejected(Exception):
         self.details = details
 
 
+def _keep_unsent(unsent: list[bot_pb2.Decision], message: bot_pb2.PlayRequest) -> None:
+    """Keep a decision that could not go out, to be sent after the reconnect (other
+    messages belong to their session and are dropped)."""
+    if message.WhichOneof("message") == "decision":
+        unsent.append(message.decision)
+
+
 class _Writer:
     """Writes one stream's messages in order, from a task of its own.
 
@@ -93,7 +100,7 @@ class _Writer:
 
     def send(self, message: bot_pb2.PlayRequest) -> None:
         if self.closed:
-            self._keep(message)
+            _keep_unsent(self.unsent, message)
             return
         self.queue.append(message)
         idle = self._idle
@@ -101,10 +108,6 @@ class _Writer:
             self._idle = None
             if not idle.done():
                 idle.set_result(None)
-
-    def _keep(self, message: bot_pb2.PlayRequest) -> None:
-        if message.WhichOneof("message") == "decision":
-            self.unsent.append(message.decision)
 
     async def _run(self) -> None:
         queue = self.queue
@@ -117,7 +120,7 @@ class _Writer:
                     await write(message)
                 except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
                     # The stream is gone: the reader finds out too, and the session ends.
-                    self._keep(message)
+                    _keep_unsent(self.unsent, message)
                     self.close()
                     return
             self._idle = idle = loop.create_future()
@@ -130,7 +133,7 @@ class _Writer:
         self.closed = True
         self._task.cancel()
         while self.queue:
-            self._keep(self.queue.popleft())
+            _keep_unsent(self.unsent, self.queue.popleft())
 
 
 class BotClient:
@@ -367,6 +370,5 @@ class BotClient:
         writer = self._writer
         if writer is not None:
             writer.send(message)
-        elif message.WhichOneof("message") == "decision":
-            # Between sessions (an async bot answering late): sent after the reconnect.
-            self._unsent.append(message.decision)
+        else:  # between sessions (an async bot answering late): sent after the reconnect
+            _keep_unsent(self._unsent, message)
