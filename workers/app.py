@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from celery import Celery
+from celery import Celery, signals
 
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
 DEFAULT_QUEUE = "arena"
@@ -95,6 +95,18 @@ def make_app(
 
 
 app = make_app()
+
+
+def _settle_worker_heap(**_: Any) -> None:
+    """Settle the heap the tasks run on (:func:`arena.referee.heap.settle_heap`), in the
+    worker's main process before a prefork pool forks: the children inherit it."""
+    import workers.tasks  # noqa: F401  (the runner and its imports, loaded once here)
+    from arena.referee.heap import settle_heap
+
+    settle_heap()
+
+
+signals.worker_init.connect(_settle_worker_heap, weak=False, dispatch_uid="arena-settle-heap")
 
 
 def worker_main(argv: Sequence[str] | None = None) -> int:

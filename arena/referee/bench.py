@@ -1,8 +1,9 @@
 """``arena bench referee``: how fast the referee plays in-process bots.
 
 It plays seeded matches through :func:`run_match` (clock, events to every seat, replay,
-metrics: everything a tournament match does) and, for comparison, the same bots driving
-the bare engine, so the figure printed is both the throughput and the referee's overhead.
+metrics: everything a tournament match does, in a process whose heap is settled as a
+worker's is) and, for comparison, the same bots driving the bare engine, so the figure
+printed is both the throughput and the referee's overhead.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from arena.bots import get_bot, seat_seed
 from arena.compiled import status as compiled_status
 from arena.engine import Game
 from arena.match.types import JSON, MatchSpec
+from arena.referee.heap import settle_heap
 from arena.referee.runner import match_rules, resolve_seats, run_match
 
 
@@ -82,6 +84,9 @@ def measure(preset: str, bots: tuple[str, ...], seconds: float, max_deals: int,
     Alternating keeps the comparison fair on a machine whose speed drifts (a shared
     host, frequency scaling): both sides see the same conditions, instead of one running
     in a fast minute and the other in a slow one."""
+    # The collector as a process that plays tournament matches sets it (a worker, a pool
+    # child, the gateway): both sides run with it.
+    settle_heap()
     share = seconds / rounds
     referee: JSON = {"decisions": 0, "deals": 0, "matches": 0, "seconds": 0.0}
     bare: JSON = {"decisions": 0, "matches": 0, "seconds": 0.0}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import json
 import logging
 import os
@@ -24,6 +23,7 @@ from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2, organiser_pb2
 from arena.match.types import MatchResult
 from arena.observability.exposition import MetricsSetupError, start_metrics_server
 from arena.observability.grpc_metrics import MetricsInterceptor
+from arena.referee.heap import settle_heap
 from arena.server.admission import Admission
 from arena.server.auth import Authenticator, BotRegistry, TokenWatch
 from arena.server.hub import BotHub
@@ -221,36 +221,6 @@ class Gateway:
     async def wait(self) -> None:
         if self._server is not None:
             await self._server.wait_for_termination()
-
-
-#: Container objects allocated (net) between two young collections; CPython's default
-#: is 700. See :func:`settle_heap`.
-GC_YOUNG_THRESHOLD = 10_000
-
-
-def settle_heap() -> None:
-    """Move everything the gateway built while starting (modules, protobuf descriptors,
-    gRPC's machinery: most of its heap) out of the garbage collector's sight, and let the
-    young generation grow before it is collected.
-
-    A busy gateway allocates a few dozen container objects per decision that live for the
-    length of the decision (its observation, the request, timers), so the collector runs
-    hundreds of times a second; every full collection walked all of that start-up heap
-    too, for nothing, since it lives as long as the process. Frozen, it is still freed by
-    reference counting should it ever go; only cycles among it would be kept.
-
-    With a hundred matches in flight a decision's objects outlive the default 700
-    allocations of a young collection, so most were promoted, and promoted again, and
-    the older generations filled with what was about to be freed anyway: the collector
-    took some 9 us of every decision, a third of it in full collections of 30 ms. With
-    a young generation of 10,000 most of them are gone by the time it is collected: about
-    2 us a decision, pauses of a few milliseconds, the same resident memory
-    (``arena bench gateway`` and ``arena bench memory``).
-    """
-    gc.collect()
-    gc.freeze()
-    _, older, oldest = gc.get_threshold()
-    gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
 
 
 def _result_writer(path: str, then: ResultHook | None) -> ResultHook:

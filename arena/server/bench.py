@@ -35,7 +35,7 @@ from typing import Any
 
 from arena.compiled import status as compiled_status
 from arena.referee.clock import BotClock
-from arena.server.app import settle_heap
+from arena.referee.heap import settle_heap
 from arena.server.hub import BotHub, Outcome
 from arena.server.matches import MatchManager
 from arena.server.testing import GatewayThread

@@ -32,8 +32,8 @@ from typing import Any
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.compiled import status as compiled_status
+from arena.referee.heap import settle_heap
 from arena.server.admission import Admission
-from arena.server.app import settle_heap
 from arena.server.auth import BotRegistry
 from arena.server.hub import BotHub, Connection, Outgoing
 from arena.server.matches import MatchManager

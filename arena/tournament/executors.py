@@ -194,13 +194,18 @@ def _play_in_subprocess(match_json: str, db_url: str, routing_url: str | None) -
 
 
 def _pool_child_init() -> None:
-    """Pool children leave Ctrl-C to the scheduler.
+    """Pool children leave Ctrl-C to the scheduler, and load the referee before their
+    first match so that its heap is settled (:func:`~arena.referee.heap.settle_heap`).
 
     A terminal sends SIGINT to the whole foreground process group; a child that took it
     would print its own ``KeyboardInterrupt`` traceback in the middle of the scheduler's
     "stopped" message.  The scheduler stops them itself.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import arena.referee.runner  # noqa: F401  (the heap below is the one matches run on)
+    from arena.referee.heap import settle_heap
+
+    settle_heap()
 
 
 def absolute_db_url(url: str) -> str:
