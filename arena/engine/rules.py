@@ -699,7 +699,21 @@ class Rules:
         opts = data.get("options") or {}
         if not isinstance(opts, Mapping):
             raise RulesError("rules 'options' must be an object")
-        return cls(preset, **dict(opts))
+        try:
+            # JSON text tells true from 1 and 1.0 from 1, as the option checks do.
+            key: str | None = json.dumps([preset, opts], sort_keys=True)
+        except (TypeError, ValueError):
+            key = None
+        if key is not None and cls is Rules:
+            hit = _FROM_JSON.get(key)
+            if hit is not None:
+                return hit
+        rules = cls(preset, **dict(opts))
+        if key is not None and cls is Rules:
+            if len(_FROM_JSON) >= _FROM_JSON_MAX:
+                _FROM_JSON.clear()
+            _FROM_JSON[key] = rules
+        return rules
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)
@@ -728,6 +742,14 @@ def _suggest(name: str) -> str:
 
 
 _PRESET_VALUES: dict[str, dict[str, Any]] = {}
+
+#: Rules already built by :meth:`Rules.from_json`, by their JSON text. Checking every
+#: option costs some 40 us, and every match reads its rules several times from JSON (each
+#: bot is built with them, learns them again from ``match_start``); Rules are immutable,
+#: so one object serves them all. A tournament uses a handful of configurations: the
+#: bound only keeps a stream of distinct ones from growing the process.
+_FROM_JSON: dict[str, Rules] = {}
+_FROM_JSON_MAX = 256
 
 
 def _preset_values(name: str) -> dict[str, Any]:

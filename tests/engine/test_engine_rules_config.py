@@ -57,6 +57,34 @@ def test_overrides_round_trip_through_json(name: str) -> None:
     assert again != Rules.preset(name)
 
 
+@pytest.mark.parametrize(
+    ("good", "bad"),
+    [
+        ({"bolts": True}, {"bolts": 1}),
+        ({"opening_bid": 120}, {"opening_bid": 120.0}),
+        ({"opening_bid": 120}, {"opening_bid": True}),
+        ({"marriage_values": [60, 40, 100, 80]}, {"marriage_values": [60, 40, 100, "80"]}),
+    ],
+)
+def test_rules_read_again_from_json_are_checked_as_strictly(
+    good: dict[str, Any], bad: dict[str, Any]
+) -> None:
+    """JSON equal in Python (True == 1 == 1.0) but refused by an option's check is still
+    refused after the accepted form was read (and kept for the next reader)."""
+    first = Rules.from_json({"preset": "classic", "options": good})
+    again = Rules.from_json({"preset": "classic", "options": dict(good)})
+    assert again == first
+    for _ in range(2):
+        with pytest.raises(RulesError):
+            Rules.from_json({"preset": "classic", "options": bad})
+
+
+def test_rules_read_from_json_differ_when_their_options_do() -> None:
+    seen = {Rules.from_json({"preset": "classic", "options": {"opening_bid": bid}}).opening_bid
+            for bid in range(100, 300, 10)}
+    assert seen == set(range(100, 300, 10))
+
+
 def test_marriage_values_round_trip_as_list_and_as_mapping() -> None:
     rules = Rules.preset("classic", marriage_values={"C": 80, "S": 100, "H": 60, "D": 40})
     assert rules.marriage_values == (80, 100, 60, 40)
