@@ -213,6 +213,8 @@ class _Match:
         self.spectator_nowait = on_event_nowait
         #: Whether anything takes events without waiting.
         self.nowait = bool(self.hooks) or on_event_nowait is not None
+        #: Whether anybody follows the match's events at all.
+        self.followed = bool(self.listeners) or self.events_wait or on_event_nowait is not None
         #: The event types anybody takes (None: all): the others are not even built.
         self.wanted: frozenset[str] | None = None
         if on_event is None and on_event_nowait is None and self.listeners and all(
@@ -301,21 +303,26 @@ class _Match:
         it is shown); none when nobody follows the match."""
         raw = rec.events
         out: list[JSON] = []
-        if len(raw) > self.cursor:
-            start, self.cursor = self.cursor, len(raw)
-            new = raw[start:]
-            for item in new:  # the deal count needs every deal's end, listened to or not
-                if item[0] == "deal_end":
-                    self.deals_unflushed += 1
-            if not self.listeners and not self.events_wait and self.spectator_nowait is None:
-                return out  # nobody follows the match
+        end = len(raw)
+        start = self.cursor
+        if end > start:
+            self.cursor = end
+            followed = self.followed
             wanted = self.wanted
-            if wanted is None:
-                events = public_events(new)
-            else:
-                events = public_events([e for e in new if PUBLIC_TYPE.get(e[0]) in wanted])
+            # Usually one new event (the action just played), which nobody may take: it is
+            # looked at where it lies, and only the events somebody takes are copied out.
+            picked: list[tuple[Any, ...]] = []
+            for i in range(start, end):
+                item = raw[i]
+                kind: str = item[0]
+                if kind == "deal_end":  # the deal count needs every deal's end
+                    self.deals_unflushed += 1
+                if followed and (wanted is None or PUBLIC_TYPE.get(kind) in wanted):
+                    picked.append(item)
+            if not followed:
+                return out  # nobody follows the match
             first = True
-            for event in events:
+            for event in public_events(picked) if picked else ():
                 kind = event["type"]
                 if first and kind == "action" and not event.get("auto"):
                     first = False
