@@ -181,6 +181,7 @@ def test_revoke_ends_every_live_stream_within_a_second(
                     assert "welcome" not in kinds
                 assert "revoked" in (err.details() or "")
                 assert at - revoked_at < 1.0, (stream, at - revoked_at)
+                print(f"stream ended {at - revoked_at:.3f} s after the revoke")
             events = org_a.watch(match_id)
             end = events[-1].match_end
             assert end.status == "forfeit" and end.HasField("forfeit_seat")
@@ -216,6 +217,7 @@ def test_rotate_on_one_gateway_ends_streams_on_another(
                 assert err.code() == grpc.StatusCode.UNAUTHENTICATED
                 assert "replaced by a newer one" in (err.details() or "")
                 assert at - rotated_at < 1.0, at - rotated_at
+                print(f"stream ended {at - rotated_at:.3f} s after the rotate")
                 stream.close()
             fresh = RawBot(b.address, new)
             assert fresh.recv_kind("welcome").welcome.bot_name == "rot"
@@ -341,6 +343,8 @@ def test_a_flood_is_cut_off_memory_stays_flat_and_honest_matches_finish(
 
             endings = asyncio.run(run())
             grown_mb = (peak - before) / 1024
+            print(f"gateway RSS during the flood: {before / 1024:.1f} MB -> peak "
+                  f"{peak / 1024:.1f} MB (+{grown_mb:.1f} MB)")  # fmt: skip
             assert grown_mb <= 50, f"gateway RSS grew by {grown_mb:.0f} MB during the flood"
             for ended in endings:
                 cut = [e for e in ended if e.startswith("RESOURCE_EXHAUSTED")]
