@@ -281,3 +281,47 @@ def test_answers_leave_in_the_order_they_were_decided_while_the_reader_reads_on(
     assert [r.split(":")[0] for r in received] == [f"r{n}" for n in range(burst)]
     assert all(r.split(":")[1] in (f"bid {100 + 5 * (n % 4)}", "pass")
                for n, r in enumerate(received))
+
+
+class Pondering(Bot):
+    """Thinks far longer than any clock: still thinking when its client is stopped."""
+
+    async def on_request(self, request):  # type: ignore[no-untyped-def,override]
+        await asyncio.sleep(3600)
+        return request.legal[0]
+
+
+def test_stopping_the_client_ends_the_answers_still_being_thought_about(
+    gateway: GatewayThread,
+) -> None:
+    """Left running, they would outlive the client and be destroyed pending with the loop
+    (asyncio logs "Task was destroyed but it is pending!")."""
+
+    async def main() -> list[asyncio.Task[object]]:
+        stop = asyncio.Event()
+        client = BotClient(Pondering(), gateway.address, gateway.register("pondering"))
+        running = asyncio.ensure_future(client.run(stop))
+        deadline = time.monotonic() + 20
+        while not client.sessions:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        await asyncio.to_thread(
+            _start, gateway, ["pondering", "random", "greedy"], "", max_deals=1,
+            time_control=organiser_pb2.TimeControl(decision_ms=60_000, bank_ms=0, strike_limit=1),
+        )  # fmt: skip
+
+        def thinking() -> list[asyncio.Task[object]]:
+            return [t for t in asyncio.all_tasks()
+                    if "BotClient._later" in repr(t.get_coro())]  # fmt: skip
+
+        while not thinking():
+            assert time.monotonic() < deadline, "the bot was never asked"
+            await asyncio.sleep(0.02)
+        seen = thinking()
+        stop.set()
+        await asyncio.wait_for(running, 20)
+        assert not thinking()
+        return seen
+
+    seen = asyncio.run(main())
+    assert seen and all(t.cancelled() for t in seen)

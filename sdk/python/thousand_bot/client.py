@@ -194,6 +194,12 @@ class BotClient:
     async def run(self, stop: asyncio.Event | None = None) -> None:
         """Play until ``stop`` is set; raises BotRejected when the server refuses the bot."""
         stop = stop or asyncio.Event()
+        try:
+            await self._run(stop)
+        finally:
+            await self._stop_thinking()
+
+    async def _run(self, stop: asyncio.Event) -> None:
         failures = 0
         delay = self.backoff_initial
         while not stop.is_set():
@@ -228,6 +234,18 @@ class BotClient:
                 await asyncio.wait_for(stop.wait(), wait)
             if not welcomed:
                 delay = min(delay * 2, self.backoff_max)
+
+    async def _stop_thinking(self) -> None:
+        """Cancel the answers an ``async`` bot is still thinking about.
+
+        Between sessions they go on (an answer found meanwhile is sent after the
+        reconnect), but once the client stops nobody would send them: left running they
+        would outlive the client, and be destroyed still pending when the loop closes."""
+        tasks = list(self._thinking)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _session(self, stop: asyncio.Event) -> None:
         """One stream, from hello to its end (or until ``stop`` is set)."""
