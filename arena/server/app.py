@@ -72,7 +72,10 @@ def keepalive_options(time_ms: int | None = None) -> list[tuple[str, int]]:
     The server's accepted ping rate is ``grpc.http2.min_ping_interval_without_data_ms``
     (C-core names its macro ``..._MIN_RECV_PING_INTERVAL_...``, but the option string
     has no "recv"; a misspelt option is silently ignored and leaves the 5-minute default,
-    under which every client ping of an idle stream is a strike).
+    under which every client ping of an idle stream is a strike). The C core waits for a
+    ping's answer for ``grpc.http2.ping_timeout_ms`` (a minute by default) rather than
+    ``keepalive_timeout_ms``: both are set, so a bot cut off by the network is dropped
+    after 30 s, not 80.
     """
     if time_ms is None:
         raw = os.environ.get(KEEPALIVE_ENV, "")
@@ -86,6 +89,7 @@ def keepalive_options(time_ms: int | None = None) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", min_ping),
         ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
         ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.ping_timeout_ms", max(1, round(KEEPALIVE_TIMEOUT_MS * scale))),
     ]
 
 

@@ -47,7 +47,12 @@ KEEPALIVE_ENV = "THOUSAND_BOT_KEEPALIVE_MS"
 
 
 def keepalive_channel_options(time_ms: int | None = None) -> list[tuple[str, Any]]:
-    """Channel options for the keepalive settings, scaled to ``time_ms`` when given."""
+    """Channel options for the keepalive settings, scaled to ``time_ms`` when given.
+
+    gRPC's C core waits for a ping's answer for ``grpc.http2.ping_timeout_ms`` (a minute
+    by default), not ``keepalive_timeout_ms``: both are set, or a connection whose peer
+    went silent (a network cut between the two) would stand for 80 s rather than 30.
+    """
     if time_ms is None:
         raw = os.environ.get(KEEPALIVE_ENV, "")
         time_ms = int(raw) if raw.isdigit() and int(raw) > 0 else KEEPALIVE_TIME_MS
@@ -57,6 +62,7 @@ def keepalive_channel_options(time_ms: int | None = None) -> list[tuple[str, Any
         ("grpc.keepalive_timeout_ms", timeout),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.ping_timeout_ms", timeout),
     ]
 
 
