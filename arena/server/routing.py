@@ -50,6 +50,7 @@ from arena.referee.clock import BotClock, LoopStalls, wait_answer
 from arena.server.hub import BotHub, RemoteSeat
 from arena.tournament.routing import (
     REPLY_TTL_S,
+    SERVED_S,
     STALE_GRACE_S,
     WAIT_MARGIN_S,
     RedisRemoteSeat,
@@ -57,6 +58,7 @@ from arena.tournament.routing import (
     lease_key,
     requests_key,
     safe_redis_url,
+    served_key,
 )
 
 log = logging.getLogger("arena.server.routing")
@@ -76,19 +78,24 @@ URL_SCHEMES = ("redis", "rediss", "unix")
 #: releasing it is replaced by a standing-by gateway after this long.
 LEASE_S = 3.0
 
-#: Take the lease if nobody holds it, or renew it if we do; 1 when ours afterwards.
+#: Take the lease if nobody holds it, or renew it if we do (and the mark that we serve the
+#: bot, which outlives the lease); 1 when ours afterwards.
 _TAKE_LEASE = """
 local holder = redis.call('GET', KEYS[1])
 if holder == false or holder == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
   return 1
 end
 return 0
 """
-#: Release the lease, only if it is still ours.
+#: Release the lease, only if it is still ours; with a second key, the mark that we serve
+#: the bot too (the bot has left, rather than moved).
 _DROP_LEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('DEL', key)
+  end
 end
 return 0
 """
@@ -118,6 +125,9 @@ class _Pump:
     bot: str
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    #: The bot left this gateway (its last instance went away) rather than being sent to
+    #: another one: the mark that it is served somewhere goes with the lease.
+    left: bool = False
 
 
 class RedisRouting:
@@ -156,7 +166,9 @@ class RedisRouting:
         self._taking = False
         self._heartbeat: asyncio.Task[None] | None = None
         #: Messages handed to the hub, by kind; for tests and the log line at shutdown.
-        self.counts: dict[str, int] = {"decide": 0, "event": 0, "stale": 0, "malformed": 0}
+        self.counts: dict[str, int] = {
+            "decide": 0, "event": 0, "stale": 0, "malformed": 0, "gap": 0,
+        }
 
     # --- life cycle -------------------------------------------------------------------
 
@@ -263,10 +275,11 @@ class RedisRouting:
             )
             self._pumps[bot] = pump
         elif count == 0 and bot in self._pumps:
-            self._stop_pump(bot)
+            self._stop_pump(bot, left=True)
 
-    def _stop_pump(self, bot: str) -> None:
+    def _stop_pump(self, bot: str, *, left: bool = False) -> None:
         pump = self._pumps.pop(bot)
+        pump.left = left
         pump.stop.set()
         self._stopping.add(pump)
 
@@ -275,6 +288,7 @@ class RedisRouting:
     async def _run(self, pump: _Pump) -> None:
         key = requests_key(pump.bot)
         lease = lease_key(pump.bot)
+        served = served_key(pump.bot)
         delay = RETRY_INITIAL_S
         holding = False
         renewed = 0.0
@@ -287,7 +301,8 @@ class RedisRouting:
                         # and requests reach the same stream in order; the others stand by
                         # and take over when the lease is released or runs out.
                         got = await self._redis().eval(  # type: ignore[no-untyped-call]
-                            _TAKE_LEASE, 1, lease, self.gateway_id, int(self.lease_s * 1000)
+                            _TAKE_LEASE, 2, lease, served, self.gateway_id,
+                            int(self.lease_s * 1000), int(SERVED_S * 1000),
                         )
                         renewed = now
                         if bool(got) != holding:
@@ -323,9 +338,10 @@ class RedisRouting:
             if self._pumps.get(pump.bot) is pump:  # failed rather than stopped
                 del self._pumps[pump.bot]
             if holding:
+                keys = [lease, served] if pump.left else [lease]
                 with contextlib.suppress(RedisError, OSError):
                     await self._redis().eval(  # type: ignore[no-untyped-call]
-                        _DROP_LEASE, 1, lease, self.gateway_id
+                        _DROP_LEASE, len(keys), *keys, self.gateway_id
                     )
             log.info("routing: stopped serving requests for bot %s", pump.bot)
 
@@ -365,9 +381,13 @@ class RedisRouting:
             if not isinstance(event, dict):
                 self.counts["malformed"] += 1
                 return
-            self.counts["event"] += 1
             n = message.get("n")
             index = n if isinstance(n, int) and not isinstance(n, bool) else None
+            if index is not None and not self.hub.in_order(bot, match_id, index, event):
+                # After a gap the next question of the match brings what the bot lacks.
+                self.counts["gap"] += 1
+                return
+            self.counts["event"] += 1
             self.hub.event(bot, match_id, event, index=index)
             if event.get("type") == "match_end":
                 self._forget_later(bot, match_id, event)
@@ -398,6 +418,7 @@ class RedisRouting:
             )
             target = str(message["reply_to"])
             budget_ms = float(message.get("budget_ms", request.deadline_ms + request.time_bank_ms))
+            tail = [(int(e["n"]), dict(e["event"])) for e in message.get("events") or ()]
         except (KeyError, TypeError, ValueError):
             self.counts["malformed"] += 1
             log.warning("routing: dropping a malformed decision request for bot %s", bot)
@@ -408,7 +429,20 @@ class RedisRouting:
         # request is written to the stream, and the figure goes back with the answer so
         # that the match's referee charges only that (see arena.referee.clock).
         clock = BotClock(LoopStalls.current())
+        # What the bot may lack of the match goes first, on the stream the question takes.
+        self.hub.catch_up(bot, request.match_id, tail)
         task = asyncio.ensure_future(self.hub.decide(bot, request, clock))
+        lost = False
+
+        def hand_back() -> None:
+            # The stream the question went down ended first (the bot, or the network
+            # between it and us): the match asks again wherever the bot reconnects, and
+            # the time it had the question stays charged.
+            nonlocal lost
+            lost = True
+            task.cancel()
+
+        self.hub.on_loss(request.request_id, hand_back)
         budget_s = budget_ms / 1000.0
         first: set[asyncio.Future[Any]] = {task, clock.started_future()}
         await asyncio.wait(first, timeout=budget_s + WAIT_MARGIN_S,
@@ -422,13 +456,17 @@ class RedisRouting:
             "bot_ms": round(clock.bot_s() * 1000.0, 3),
             "platform_ms": round(clock.platform_s() * 1000.0, 3),
         }
-        if not waited.answered:
+        if lost:
+            reply = {"lost": True, **timing}
+        elif not waited.answered:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
             if waited.platform_fault:
                 return  # never delivered: the match's referee sees no answer in time
             reply = {"timeout": True, **timing}
+        elif task.cancelled():
+            reply = {"error": "the request was withdrawn"}
         elif task.exception() is not None:
             exc = task.exception()
             reply = {"error": f"{type(exc).__name__}: {exc}"}

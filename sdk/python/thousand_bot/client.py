@@ -67,6 +67,8 @@ def keepalive_channel_options(time_ms: int | None = None) -> list[tuple[str, Any
 
 
 CHANNEL_OPTIONS = keepalive_channel_options(KEEPALIVE_TIME_MS)
+#: Matches whose last event number a client keeps (to pass each event on once).
+MATCHES_REMEMBERED = 4096
 
 
 class BotRejected(Exception):
@@ -188,6 +190,9 @@ class BotClient:
         #: The current session's writer (None between sessions).
         self._writer: _Writer | None = None
         self._jitter = random.Random(os.urandom(16))
+        #: The last event number seen per match (the most recent matches only): an event
+        #: may come twice after the bot moves to another gateway, and is passed on once.
+        self._seen: collections.OrderedDict[str, int] = collections.OrderedDict()
         #: The bot keeps Bot.on_request (it overrides decide or the per-kind methods):
         #: decide is called directly.
         self._plain = type(bot).on_request is Bot.on_request
@@ -319,6 +324,8 @@ class BotClient:
         """Every message but a decision request (answered in :meth:`_converse`)."""
         kind = message.WhichOneof("message")
         if kind == "event":
+            if self._repeat(message.event):
+                return
             try:
                 self.bot.on_event(event_to_dict(message.event))
             except Exception:
@@ -339,6 +346,25 @@ class BotClient:
             for decision in unsent:
                 self._send_message(bot_pb2.PlayRequest(decision=decision))
             self._welcomed = True
+
+    def _repeat(self, event: Any) -> bool:
+        """Whether the bot has had this event already. A match's events come numbered in
+        order; after a gateway takes the bot over (or its stream breaks) the events since
+        its last answer may be sent again, and a match played again from its start (its
+        worker was lost) starts over at 0."""
+        seen = self._seen
+        match_id = event.match_id
+        last = seen.get(match_id)
+        number = event.sequence
+        if last is not None and number <= last and not (
+            number == 0 and event.type == "match_start"
+        ):
+            return True
+        seen[match_id] = number
+        seen.move_to_end(match_id)
+        if len(seen) > MATCHES_REMEMBERED:
+            seen.popitem(last=False)
+        return False
 
     def _decide(self, msg: bot_pb2.DecisionRequest, started: float) -> str | None:
         """A plain bot's answer, to be sent at once; an ``async`` bot's answers run as
