@@ -33,6 +33,7 @@ from arena.server.matches import MatchManager, ResultHook
 from arena.server.metrics import GatewayMetrics
 from arena.server.routing import RedisRouting, RoutingConfigError, check_url
 from arena.server.services import BotService, OrganiserService
+from arena.server.tls import ServerTls, TlsConfigError, add_server_options, server_tls
 
 log = logging.getLogger("arena.server")
 
@@ -109,8 +110,10 @@ class Gateway:
         routing_url: str | None = None,
         max_matches: int = 0,
         limits: StreamLimits | None = None,
+        tls: ServerTls | None = None,
     ) -> None:
         self.generated_token = organiser_token is None
+        self.tls = tls
         self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
         self.host = host
         self.requested_port = port
@@ -178,7 +181,10 @@ class Gateway:
         reflection.enable_server_reflection(names, server)
         address = f"{self.host}:{self.requested_port}"
         try:
-            self.port = server.add_insecure_port(address)
+            if self.tls is not None:
+                self.port = server.add_secure_port(address, self.tls.credentials())
+            else:
+                self.port = server.add_insecure_port(address)
         except RuntimeError as exc:  # grpc's way of saying the port is taken
             raise OSError(f"cannot listen on {address}: {exc}") from None
         if self.port == 0:
@@ -257,6 +263,7 @@ async def serve(
     results_path: str | None = None,
     routing_url: str | None = None,
     max_matches: int = 0,
+    tls: ServerTls | None = None,
 ) -> None:
     """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
 
@@ -279,6 +286,7 @@ async def serve(
         on_result=on_result,
         routing_url=routing_url,
         max_matches=max_matches,
+        tls=tls,
     )
     metrics_server = start_metrics_server(metrics_port, host) if metrics_port is not None else None
     try:
@@ -292,7 +300,8 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
             loop.add_signal_handler(sig, stop.set)
-    print(f"gateway listening on {host}:{bound}", flush=True)
+    print(f"gateway listening on {host}:{bound}" + (" (TLS)" if tls is not None else ""),
+          flush=True)
     if metrics_server is not None:
         print(f"metrics on http://{host}:{metrics_server.port}/metrics", flush=True)
     if gateway.generated_token:
@@ -361,6 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="most matches played at once; more wait before their first deal (default 0: "
         "as many as the gateway plays without falling behind, found by admission control)",
     )
+    add_server_options(parser)
     parser.add_argument("--log-level", default="INFO", help="logging level")
     return parser
 
@@ -383,6 +393,11 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
             print(f"arena serve: {exc}", file=sys.stderr)
             return 2
     try:
+        tls = server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
+    except TlsConfigError as exc:
+        print(f"arena serve: {exc}", file=sys.stderr)
+        return 2
+    try:
         asyncio.run(
             serve(
                 args.port,
@@ -395,6 +410,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 results_path=args.results,
                 routing_url=args.routing,
                 max_matches=args.max_matches,
+                tls=tls,
             )
         )
     except (OSError, MetricsSetupError) as exc:

@@ -15,13 +15,17 @@ import sys
 from collections.abc import Sequence
 
 from thousand_bot import __version__
-from thousand_bot.client import BotRejected
+from thousand_bot.client import BotRejected, TlsSettings
 from thousand_bot.runner import load_bot, run_bot
 
 TOKEN_ENV = "THOUSAND_BOT_TOKEN"
 GATEWAY_ENV = "THOUSAND_BOT_GATEWAY"
 #: The variable's earlier name, still read.
 SERVER_ENV = "THOUSAND_BOT_SERVER"
+TLS_ENV = "THOUSAND_BOT_TLS"
+TLS_CA_ENV = "THOUSAND_BOT_TLS_CA"
+TLS_CERT_ENV = "THOUSAND_BOT_TLS_CERT"
+TLS_KEY_ENV = "THOUSAND_BOT_TLS_KEY"
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -59,6 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="give up after this many failed connection attempts in a row (default: never)",
     )
+    run.add_argument("--tls", action="store_true",
+                     default=os.environ.get(TLS_ENV, "") not in ("", "0"),
+                     help=f"connect with TLS, trusting the system's CAs (env {TLS_ENV}=1)")
+    run.add_argument("--tls-ca", metavar="FILE", default=os.environ.get(TLS_CA_ENV) or None,
+                     help=f"connect with TLS, trusting this CA (PEM; env {TLS_CA_ENV})")
+    run.add_argument("--tls-cert", metavar="FILE", default=os.environ.get(TLS_CERT_ENV) or None,
+                     help=f"the bot's own certificate, for a gateway that asks for one "
+                          f"(env {TLS_CERT_ENV})")
+    run.add_argument("--tls-key", metavar="FILE", default=os.environ.get(TLS_KEY_ENV) or None,
+                     help=f"the key of that certificate (env {TLS_KEY_ENV})")
     run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING...")
     return parser
 
@@ -92,13 +106,20 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.max_attempts is not None and args.max_attempts < 1:
         print("thousand-bot: --max-attempts must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    tls: TlsSettings | None = None
+    if args.tls or args.tls_ca or args.tls_cert or args.tls_key:
+        try:
+            tls = TlsSettings.from_files(args.tls_ca, args.tls_cert, args.tls_key)
+        except ValueError as exc:
+            print(f"thousand-bot: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         factory = load_bot(args.bot)
     except (ValueError, ImportError) as exc:
         print(f"thousand-bot: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        run_bot(factory, args.gateway, args.token, args.instances, args.max_attempts)
+        run_bot(factory, args.gateway, args.token, args.instances, args.max_attempts, tls)
     except BotRejected as exc:
         print(f"thousand-bot: the gateway refused the bot: {exc}", file=sys.stderr)
         return EXIT_REFUSED

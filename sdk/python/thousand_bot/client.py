@@ -16,6 +16,8 @@ import os
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -69,6 +71,41 @@ def keepalive_channel_options(time_ms: int | None = None) -> list[tuple[str, Any
 CHANNEL_OPTIONS = keepalive_channel_options(KEEPALIVE_TIME_MS)
 #: Matches whose last event number a client keeps (to pass each event on once).
 MATCHES_REMEMBERED = 4096
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """TLS to the gateway: the CA that signed its certificate (None: the system's CAs),
+    and this bot's own certificate and key (PEM), for a gateway that asks clients for one."""
+
+    ca: bytes | None = None
+    cert: bytes | None = None
+    key: bytes | None = None
+
+    @classmethod
+    def from_files(cls, ca: str | None = None, cert: str | None = None,
+                   key: str | None = None) -> TlsSettings:
+        """Read the PEM files; ``ValueError`` naming a file that cannot be read."""
+        if bool(cert) != bool(key):
+            raise ValueError("a client certificate and its key go together (--tls-cert, --tls-key)")
+
+        def read(path: str | None, what: str) -> bytes | None:
+            if not path:
+                return None
+            try:
+                data = Path(path).expanduser().read_bytes()
+            except OSError as exc:
+                raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+            if not data.strip():
+                raise ValueError(f"the {what} {path} is empty")
+            return data
+
+        return cls(read(ca, "CA certificate"), read(cert, "TLS certificate"),
+                   read(key, "TLS key"))
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        return grpc.ssl_channel_credentials(
+            root_certificates=self.ca, private_key=self.key, certificate_chain=self.cert)
 
 
 class BotRejected(Exception):
@@ -164,6 +201,7 @@ class BotClient:
         max_attempts: int | None = None,
         channel_options: list[tuple[str, Any]] | None = None,
         on_welcome: Callable[[bot_pb2.Welcome], None] | None = None,
+        tls: TlsSettings | None = None,
     ) -> None:
         if not token:
             raise ValueError("a token is required (the organiser gives one per bot)")
@@ -181,6 +219,8 @@ class BotClient:
         self.max_attempts = max_attempts
         self.channel_options = channel_options or keepalive_channel_options()
         self.on_welcome = on_welcome
+        #: TLS to the gateway (None: plain TCP).
+        self.tls = tls
         self.instance_id = ""
         self.decisions = 0
         self.sessions = 0
@@ -260,7 +300,12 @@ class BotClient:
 
     async def _session(self, stop: asyncio.Event) -> None:
         """One stream, from hello to its end (or until ``stop`` is set)."""
-        async with grpc.aio.insecure_channel(self.server, options=self.channel_options) as ch:
+        if self.tls is not None:
+            opened = grpc.aio.secure_channel(self.server, self.tls.credentials(),
+                                             options=self.channel_options)
+        else:
+            opened = grpc.aio.insecure_channel(self.server, options=self.channel_options)
+        async with opened as ch:
             stub = bot_pb2_grpc.BotServiceStub(ch)
             call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
             # The stop signal cancels the whole stream once, rather than racing every read
