@@ -23,10 +23,11 @@ Message format (JSON, one per list element)::
      "time_bank_ms": 10000, "expires_at": 1700000000.5,
      "events": [{"n": 41, "event": {...}}, ...]}
     {"kind": "event", "match_id": "...", "n": 0, "event": {"type": "deal_start", ...}}
-    first {"started": true}  when the request is written to the bot's stream, then
+    {"started": true}  when the bot has not answered within half its time, then
     reply: {"action": "bid 105", "bot_ms": 3.2, "platform_ms": 0.4}
            {"timeout": true, "bot_ms": 1000.0, "platform_ms": 0.4}
            {"error": "why no action"}
+           {"lost": true, "bot_ms": 410.0}  the stream carrying it ended: ask again
 
 ``bot_ms`` is the bot's own time as the gateway measured it, from writing the request to
 the bot's stream to reading the answer; the referee charges the bot that, never the time
@@ -80,6 +81,9 @@ SERVED_S = 60.0
 MAX_TAIL = 1000
 #: Most times one question is handed back (its bot's stream ended) and asked again.
 MAX_HAND_BACKS = 20
+#: How long events wait for a question of the same seat to go out with, before they go
+#: out on their own (a bot that is not asked for a while still hears them this soon).
+FLUSH_AFTER_S = 0.05
 #: How long a match's end waits for its last events to reach Redis.
 CLOSE_FLUSH_S = 5.0
 
@@ -210,7 +214,7 @@ class RedisRemoteSeat:
             if left_s <= 0:
                 break
             reply, started_at = await self._attempt(request, charged_s, left_s)
-            if handed_back_at is not None and started_at is not None:
+            if handed_back_at is not None:
                 charged_s += max(0.0, started_at - handed_back_at)
             if reply.get("lost"):
                 charged_s += float(reply.get("bot_ms", 0.0)) / 1000.0
@@ -233,9 +237,9 @@ class RedisRemoteSeat:
                             f"{budget_s:.1f}s")
 
     async def _attempt(self, request: DecisionRequest, charged_s: float, left_s: float,
-                       ) -> tuple[JSON, float | None]:
-        """Push the question once and wait for its reply; the reply, and when the gateway
-        said it wrote the question to the bot (None: no such word, the reply came first)."""
+                       ) -> tuple[JSON, float]:
+        """Push the question once and wait for its reply; the reply, and about when the
+        gateway wrote the question to the bot (as it said, or as the reply tells)."""
         client = self._redis()
         token = uuid.uuid4().hex
         charged_ms = int(charged_s * 1000)
@@ -285,7 +289,9 @@ class RedisRemoteSeat:
             raise RemoteTimeout(f"no gateway answered for bot '{self.bot}' in {left_s:.1f}s")
         reply: JSON = json.loads(item[1])
         if not reply.get("started"):
-            return reply, None
+            # A quick answer comes alone: the bot's time began its own length ago.
+            bot_s = float(reply.get("bot_ms", 0.0)) / 1000.0
+            return reply, time.perf_counter() - bot_s
         started_at = time.perf_counter()
         # The gateway keeps the bot's clock and always answers when it runs out; this
         # wait only bounds a gateway that died meanwhile.
@@ -328,8 +334,11 @@ class RedisRemoteSeat:
             self._flusher = asyncio.get_running_loop().create_task(self._flush_quietly())
 
     async def _flush_quietly(self) -> None:
-        """Push the queued events; while Redis cannot be reached they wait here, in order,
-        and go out before anything else once it is back."""
+        """Push the queued events after ``FLUSH_AFTER_S``, unless a question took them
+        first: pushed now, they would hold that question back for their round trip to
+        Redis. While Redis cannot be reached they wait here, in order, and go out before
+        anything else once it is back."""
+        await asyncio.sleep(FLUSH_AFTER_S)
         try:
             await self._flush()
         except (RedisError, OSError) as exc:
