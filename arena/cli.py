@@ -353,6 +353,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "page and API latency of arena web on a store of 100,000 matches"),
     ("strength", "arena.bench.strength", "bench_main",
      "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
+    ("hosts", "arena.rigs.bench", "main",
+     "simulated hosts (root): games/s with 1-3 worker hosts, decisions at 0-20 ms delay"),
 ]
 
 

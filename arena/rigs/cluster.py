@@ -21,6 +21,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import signal
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -153,9 +154,11 @@ class Deployment:
                 "--requirepass", self.redis_password, "--save", "", "--appendonly", "no",
                 "--dir", str(data.home / "redis")]
         if self.tls:
+            tls = data.home / "tls"  # absolute: Redis reads them after moving to --dir
             argv += ["--port", "0", "--tls-port", str(REDIS_PORT),
-                     "--tls-cert-file", "tls/server.crt", "--tls-key-file", "tls/server.key",
-                     "--tls-ca-cert-file", "tls/ca.crt", "--tls-auth-clients", "no"]
+                     "--tls-cert-file", str(tls / "server.crt"),
+                     "--tls-key-file", str(tls / "server.key"),
+                     "--tls-ca-cert-file", str(tls / "ca.crt"), "--tls-auth-clients", "no"]
         else:
             argv += ["--port", str(REDIS_PORT)]
         self.redis_proc = data.spawn("redis", argv)
@@ -235,10 +238,23 @@ class Deployment:
         if visibility_timeout is not None:
             argv += ["--visibility-timeout", str(visibility_timeout)]
         env = {"PROMETHEUS_MULTIPROC_DIR": str(host.home / "metrics"), **self.worker_env}
+        # SIGUSR2 writes every thread's stack to the log (the master's and, inherited
+        # across fork, the pool children's): what a stuck worker was doing.
+        code = ("import faulthandler, signal, sys; "
+                "faulthandler.register(signal.SIGUSR2, all_threads=True); "
+                "from workers.app import worker_main; sys.exit(worker_main(sys.argv[1:]))")
+        argv = ["python", "-c", code, *argv[2:]]
         proc = host.spawn("worker", argv, env)
         proc.wait_for(r"ready\.", timeout=90)
         self.worker_procs[host.name] = proc
         return proc
+
+    def dump_stacks(self) -> None:
+        """Every worker process writes its threads' stacks to its log (see start_worker)."""
+        for host in self.workers:
+            for pid in host.pids():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGUSR2)
 
     def arena(self, *args: str, env: Mapping[str, str] | None = None,
               timeout: float = 120.0) -> str:

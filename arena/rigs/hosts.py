@@ -304,6 +304,7 @@ class Rig:
         self.keep = keep or os.environ.get("ARENA_RIG_KEEP", "") not in ("", "0")
         self.delay_ms = float(delay_ms)
         self.extra_ms = dict(extra_ms or {})
+        self.pairs_ms: dict[tuple[str, str], float] = {}
         if delay not in ("relay", "netem", "auto"):
             raise ValueError(f"delay must be relay, netem or auto, not {delay!r}")
         self.netem = delay == "netem" or (delay == "auto" and netem_available())
@@ -399,6 +400,8 @@ class Rig:
             "peers": {h.link_address: h.name for h in self.hosts.values()},
             "delay_ms": 0.0 if self.netem else self.delay_ms,
             "extra_ms": {} if self.netem else self.extra_ms,
+            "pairs_ms": {} if self.netem else {f"{a} {b}": ms
+                                               for (a, b), ms in self.pairs_ms.items()},
         }
 
     def _write_relay_configs(self) -> None:
@@ -439,12 +442,18 @@ class Rig:
                                 "root", "netem", "delay", f"{one_way:.3f}ms"],
                                check=True, capture_output=True, timeout=30)
 
-    def set_delay(self, delay_ms: float, extra_ms: Mapping[str, float] | None = None) -> None:
+    def set_delay(self, delay_ms: float, extra_ms: Mapping[str, float] | None = None,
+                  pairs_ms: Mapping[tuple[str, str], float] | None = None) -> None:
         """Change the one-way delay between hosts (``extra_ms``: added on every path that
-        touches the named host); connections stay up."""
+        touches the named host; ``pairs_ms``: the delay between two named hosts, whatever
+        the rest); connections stay up. Pairs need the relay's delay, not netem."""
         self.delay_ms = float(delay_ms)
         if extra_ms is not None:
             self.extra_ms = dict(extra_ms)
+        if pairs_ms is not None:
+            if pairs_ms and self.netem:
+                raise RigError("delays between pairs of hosts need the relay's delay")
+            self.pairs_ms = dict(pairs_ms)
         self._apply_netem()
         self._write_relay_configs()
         self._reload_relays()

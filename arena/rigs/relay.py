@@ -23,10 +23,12 @@ config::
      "listen": [["10.100.0.1", 6379, "10.99.1.2", 6379], ...],
      "peers": {"10.99.3.2": "w1", ...},
      "delay_ms": 20.0,
-     "extra_ms": {"bots": 5.0}}
+     "extra_ms": {"bots": 5.0},
+     "pairs_ms": {"bots gw1": 0.0}}
 
-A chunk from host S to the target T waits ``delay_ms + extra_ms[S] + extra_ms[T]`` (none
-from T to itself, nor from an address that is no host's: the operator's console).
+A chunk from host S to the target T waits ``pairs_ms["S T"]`` (or ``"T S"``) when given,
+else ``delay_ms + extra_ms[S] + extra_ms[T]``; none from T to itself, nor from an address
+that is no host's (the operator's console).
 """
 
 from __future__ import annotations
@@ -62,11 +64,15 @@ class Delays:
     delay_s: float = 0.0
     extra_s: dict[str, float] = field(default_factory=dict)
     peers: dict[str, str] = field(default_factory=dict)
+    pairs_s: dict[frozenset[str], float] = field(default_factory=dict)
 
     def one_way(self, peer: str) -> float:
         source = self.peers.get(peer)
         if source is None or source == self.target:
             return 0.0
+        pair = self.pairs_s.get(frozenset((source, self.target)))
+        if pair is not None:
+            return pair
         return self.delay_s + self.extra_s.get(source, 0.0) + self.extra_s.get(self.target, 0.0)
 
     @classmethod
@@ -76,6 +82,8 @@ class Delays:
             delay_s=float(config.get("delay_ms", 0.0)) / 1000.0,
             extra_s={str(k): float(v) / 1000.0 for k, v in config.get("extra_ms", {}).items()},
             peers={str(k): str(v) for k, v in config.get("peers", {}).items()},
+            pairs_s={frozenset(str(k).split()): float(v) / 1000.0
+                     for k, v in config.get("pairs_ms", {}).items()},
         )
 
 
