@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from arena.rigs import linux
-from arena.rigs.enter import HIDE
+from arena.rigs.enter import HIDE, STICKY
 from arena.rigs.linux import RigError
 
 T = TypeVar("T")
@@ -197,6 +197,18 @@ class Host:
 
     def path(self, relative: str) -> Path:
         return self.home / relative
+
+    def file(self, path: str) -> Path:
+        """Where a file the host sees at ``path`` (in its directory, or in a place of its
+        own such as ``/srv`` or ``/tmp``) lives on this machine: for copying files between
+        hosts, as ``scp`` would."""
+        home = str(self.home)
+        if path == home or path.startswith(home + "/"):
+            return Path(path)
+        for place in sorted(HIDE, key=len, reverse=True):
+            if path == place or path.startswith(place + "/"):
+                return self.rig.root / "fs" / self.name / path.lstrip("/")
+        raise ValueError(f"{path} is not a file of host {self.name} (a system file?)")
 
     def put(self, relative: str, data: str | bytes, mode: int = 0o644) -> Path:
         """Copy a file onto the host (what ``scp`` would do)."""
@@ -382,12 +394,19 @@ class Rig:
         return self.root / "net" / f"view-{host.name}.json"
 
     def _write_view(self, host: Host) -> None:
+        backing = {}
+        for place in HIDE:
+            own = self.root / "fs" / host.name / place.lstrip("/")
+            own.mkdir(parents=True, exist_ok=True)
+            own.chmod(0o1777 if place in STICKY else 0o755)
+            backing[place] = str(own)
         view = {
             "netns": host.netns,
             "hostname": host.name,
             "home": str(host.home),
             "private": True,
             "hide": list(HIDE),
+            "backing": backing,
             "read_only": self.installed,
             "files": {"/etc/hosts": str(self.root / "etc" / "hosts")},
         }
