@@ -7,7 +7,7 @@ file system it sees with the host's view before it executes the program:
 * the system stays (``/usr``, ``/etc``, ``/bin``, ``/lib``, ``/proc``, ``/dev``...);
 * every place where people and programs keep their files (``/work``, ``/tmp``,
   ``/root``, ``/home``, ``/run``, ``/srv``, ``/opt``, ``/var/tmp``, ``/dev/shm``, and
-  PostgreSQL's and Redis's data directories) is an empty file system of its own;
+  PostgreSQL's and Redis's data directories) is the host's own, empty at first;
 * into those go back, read-only, the Python installation and the arena's installed code
   (what a machine gets from ``pip install``), and, writable, the host's own directory;
 * single files may be laid over system ones (the rig's ``/etc/hosts``, naming the hosts).
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,13 +35,14 @@ from arena.rigs import linux
 
 #: Where people and programs keep files: empty on a host unless given back to it.
 HIDE = (
-    "/work", "/tmp", "/var/tmp", "/root", "/home", "/run", "/srv", "/opt", "/media",
+    "/work", "/tmp", "/var/tmp", "/root", "/home", "/run", "/srv", "/opt",
     "/dev/shm", "/var/lib/postgresql", "/var/lib/redis", "/var/log",
 )  # fmt: skip
 #: Scratch places that everybody may write (sticky), as on a fresh machine.
-_STICKY = ("/tmp", "/var/tmp", "/dev/shm")
-#: Hidden first, and where what the host keeps waits while the rest is hidden.
-STAGE_ROOT = "/run"
+STICKY = ("/tmp", "/var/tmp", "/dev/shm")
+#: Where what the host keeps waits while the rest is hidden: an empty system directory,
+#: covered for the moment and given back untouched.
+_STAGE_ROOTS = ("/media", "/mnt")
 
 
 def _ensure_mountpoint(path: Path, is_dir: bool) -> None:
@@ -58,14 +58,24 @@ def _ensure_mountpoint(path: Path, is_dir: bool) -> None:
 def build_view(view: dict[str, Any]) -> None:
     """Give this process the host's view of the file system (it must be the only thread).
 
-    What the host keeps is first bound into a staging place on the new, empty ``/run``
-    (a mount can only be bound from the namespace it belongs to, so this happens after
-    ``unshare`` and before anything else is hidden), then from there to where it belongs.
+    Every hidden place becomes the host's own (``backing``: a directory of the rig per
+    host and place, so that the host's programs share ``/tmp``, ``/run`` or ``/srv`` as
+    programs on one machine do), or an empty file system when it has none. What the host
+    keeps is first bound into a staging place (a mount can only be bound from the
+    namespace it belongs to, so this happens after ``unshare``, before anything is
+    hidden), then from there to where it belongs.
     """
+    backing: dict[str, str] = dict(view.get("backing", {}))
+    stage_root = next((d for d in _STAGE_ROOTS if os.path.isdir(d)), None)
+    if stage_root is None:
+        raise linux.RigError(f"none of {', '.join(_STAGE_ROOTS)} exists to stage mounts in")
     hide = [h for h in view.get("hide", HIDE)
-            if h != STAGE_ROOT and os.path.isdir(h) and not os.path.islink(h)]
+            if h != stage_root and os.path.isdir(h) and not os.path.islink(h)]
     home = str(view["home"])
     keep: list[tuple[str, str, bool]] = []  # (where, source, read only)
+    for target in hide:
+        if target in backing:
+            keep.append((target, backing[target], False))
     for path in view.get("read_only", []):
         keep.append((path, path, True))
     keep.append((home, home, False))
@@ -76,15 +86,17 @@ def build_view(view: dict[str, Any]) -> None:
     hostname = view.get("hostname")
     if hostname:
         linux.sethostname(str(hostname))
-    _hide(STAGE_ROOT)
+    linux.mount("tmpfs", stage_root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "mode=0700")
     staged: list[tuple[str, str, bool]] = []
     for n, (where, source, ro) in enumerate(keep):
-        stage = f"{STAGE_ROOT}/.stage/{n}"
+        stage = f"{stage_root}/{n}"
         _ensure_mountpoint(Path(stage), os.path.isdir(source))
         linux.mount(source, stage, None, linux.MS_BIND | linux.MS_REC)
         staged.append((where, stage, ro))
     for target in sorted(hide, key=len):
-        _hide(target)
+        if target not in backing:
+            _hide(target)
+    # Shorter paths first: a hidden place before what goes back into it.
     for where, stage, ro in sorted(staged, key=lambda item: len(item[0])):
         _ensure_mountpoint(Path(where), os.path.isdir(stage))
         linux.mount(stage, where, None, linux.MS_BIND | linux.MS_REC)
@@ -92,11 +104,11 @@ def build_view(view: dict[str, Any]) -> None:
             linux.mount(None, where, None, linux.MS_REMOUNT | linux.MS_BIND | linux.MS_RDONLY)
     for _where, stage, _ro in staged:
         linux.umount(stage)
-    shutil.rmtree(f"{STAGE_ROOT}/.stage", ignore_errors=True)
+    linux.umount(stage_root)
 
 
 def _hide(target: str) -> None:
-    mode = "1777" if target in _STICKY else "0755"
+    mode = "1777" if target in STICKY else "0755"
     linux.mount("tmpfs", target, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
                 f"mode={mode},size=1g")
 
