@@ -280,12 +280,12 @@ class Host:
                 proc.popen.wait(10)
         return count
 
-    def stop(self) -> None:
-        """Stop the host's programs (SIGTERM, then SIGKILL), newest first; then anything
-        else still running in its namespace."""
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop the host's programs (SIGTERM, then SIGKILL after ``timeout`` seconds),
+        newest first; then anything else still running in its namespace."""
         for proc in reversed(self.procs):
             proc.signal(signal.SIGTERM)
-        deadline = time.monotonic() + 15.0
+        deadline = time.monotonic() + timeout
         for proc in reversed(self.procs):
             try:
                 proc.popen.wait(max(0.1, deadline - time.monotonic()))
@@ -511,15 +511,20 @@ class Rig:
 
     # --- the end --------------------------------------------------------------------
 
-    def close(self) -> None:
+    def close(self, timeout: float = 3.0) -> None:
+        """Stop every host's programs (``timeout`` seconds after SIGTERM they are killed:
+        a rig's results are in by then), the relays, and remove the namespaces."""
         if self.closed:
             return
         self.closed = True
         if self._ops is not None:
             self._ops.shutdown(wait=False, cancel_futures=True)
         for host in reversed(list(self.hosts.values())):
+            for proc in reversed(host.procs):
+                proc.signal(signal.SIGTERM)
+        for host in reversed(list(self.hosts.values())):
             with contextlib.suppress(Exception):
-                host.stop()
+                host.stop(timeout)
         for proc in self.relays.values():
             with contextlib.suppress(Exception):
                 proc.stop(5)
