@@ -437,9 +437,11 @@ class ProbeSeat:
         elif elapsed > request.deadline_ms:
             # In time only thanks to the bank, which never refills: a bot this slow at
             # every decision forfeits a full match on time.
+            taken = elapsed - request.deadline_ms
+            left = max(0, round(request.time_bank_ms - taken))
             probe.add(request, "slow", f"answered after {elapsed:.0f} ms, over the "
-                      f"{request.deadline_ms} ms deadline: {elapsed - request.deadline_ms:.0f} "
-                      f"ms taken from the time bank ({request.time_bank_ms} ms left)")
+                      f"{request.deadline_ms} ms deadline: {taken:.0f} ms taken from the "
+                      f"time bank ({left} ms left of {request.time_bank_ms})")
         elif not isinstance(answer, str):
             probe.add(request, "malformed", f"answered {type(answer).__name__}, not text")
         elif answer not in request.legal:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -49,3 +50,30 @@ def test_a_bot_file_imports_the_modules_beside_it(tmp_path: Path) -> None:
     result = json.loads(res.stdout[res.stdout.index("{"):])
     assert result["status"] == "completed"
     assert result["bots"][0] == "bots/variants.py:V2"
+
+
+def test_bot_check_says_what_is_left_of_the_bank_after_a_slow_answer(tmp_path: Path) -> None:
+    write(tmp_path / "slow.py", """
+        import time
+        from thousand_bot import Bot
+
+        class Slow(Bot):
+            def __init__(self):
+                self.first = True
+
+            def decide(self, observation, legal):
+                if self.first:
+                    self.first = False
+                    time.sleep(0.15)
+                return super().decide(observation, legal)
+    """)
+    res = arena("bot-check", "slow.py:Slow", "--deals", "1", "--decision-ms", "50",
+                "--bank-ms", "1000", "--json", cwd=tmp_path)
+    report = json.loads(res.stdout)
+    slow = [p["detail"] for p in report["problems"] if p["kind"] == "slow"]
+    assert slow, report
+    for detail in slow:
+        found = re.search(r"(\d+) ms taken from the time bank \((\d+) ms left of 1000\)", detail)
+        assert found, detail
+        taken, left = int(found.group(1)), int(found.group(2))
+        assert abs(1000 - taken - left) <= 1, detail
