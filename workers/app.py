@@ -145,7 +145,12 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port"
     )
-    parser.add_argument("--metrics-addr", default="0.0.0.0")
+    parser.add_argument(
+        "--metrics-addr",
+        default="127.0.0.1",
+        help="address the metrics endpoint listens on (default 127.0.0.1; 0.0.0.0 for "
+        "every interface, e.g. for a Prometheus on another machine or container)",
+    )
     parser.add_argument("--hostname", "-n", help="worker node name (Celery's -n)")
     parser.add_argument("--loglevel", "-l", default="INFO")
     args = parser.parse_args(list(argv) if argv is not None else None)

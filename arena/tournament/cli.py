@@ -193,6 +193,12 @@ def _parser() -> argparse.ArgumentParser:
         help="serve Prometheus metrics (matches planned and done, ratings) on this port",
     )
     run.add_argument(
+        "--metrics-addr",
+        default="127.0.0.1",
+        help="address the metrics endpoint listens on (default 127.0.0.1; 0.0.0.0 for "
+        "every interface, e.g. for a Prometheus in another container)",
+    )
+    run.add_argument(
         "--metrics-linger",
         type=float,
         default=0.0,
@@ -275,7 +281,7 @@ def _describe(spec: TournamentSpec) -> str:
     )
 
 
-def _linger(prog: str, port: int, seconds: float) -> None:
+def _linger(prog: str, where: str, seconds: float) -> None:
     """Keep the metrics endpoint up after the run: the last figures outlive the scheduler.
 
     Waits on an event rather than sleeping (``time.sleep(inf)`` overflows); SIGTERM and
@@ -289,7 +295,7 @@ def _linger(prog: str, port: int, seconds: float) -> None:
     shown = "until stopped" if math.isinf(seconds) else f"for {seconds:g}s more"
     # The handler first: a SIGTERM sent on reading the line below ends the wait cleanly.
     previous = signal.signal(signal.SIGTERM, lambda *_: done.set())
-    print(f"{prog}: serving metrics on :{port} {shown} (Ctrl-C to exit)", file=sys.stderr,
+    print(f"{prog}: serving metrics on {where} {shown} (Ctrl-C to exit)", file=sys.stderr,
           flush=True)
     try:
         if math.isinf(seconds):
@@ -456,14 +462,16 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         if problems:
             raise SpecError(problems, spec.source)
         progress = Progress(spec.name, enabled=not args.quiet)
+        metrics_where = ""
         if args.metrics_port is not None:
             from arena.observability.exposition import MetricsSetupError, start_metrics_server
 
             try:
-                start_metrics_server(args.metrics_port)
+                served = start_metrics_server(args.metrics_port, args.metrics_addr)
             except MetricsSetupError as exc:
                 print(f"{prog}: {exc}", file=sys.stderr)
                 return 2
+            metrics_where = f"{args.metrics_addr}:{served.port}"
         note = _seed_note(spec)
         if note and not spec.secret_seed:
             print(note, file=sys.stderr)
@@ -501,7 +509,7 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
             print(f"{spec.name}: ended; deal secret revealed: {summary.revealed_secret} "
                   f"(check every match: arena tournament verify {args.spec})")
         if linger:
-            _linger(prog, args.metrics_port, linger)
+            _linger(prog, metrics_where, linger)
         return 0
     except SpecError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
