@@ -287,6 +287,11 @@ def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]
     """A channel, organiser stub and auth metadata for ``--gateway``."""
     if not args.gateway:
         raise UsageError("remote bots play on a gateway: give --gateway HOST:PORT and --token")
+    from thousand_bot.address import gateway_problem
+
+    problem = gateway_problem(args.gateway)
+    if problem:
+        raise UsageError(problem)
     token = args.token or os.environ.get(ORGANISER_TOKEN_ENV)
     if not token:
         raise UsageError(f"the gateway needs the organiser token: --token or {ORGANISER_TOKEN_ENV}")

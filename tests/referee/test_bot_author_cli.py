@@ -77,3 +77,30 @@ def test_bot_check_says_what_is_left_of_the_bank_after_a_slow_answer(tmp_path: P
         assert found, detail
         taken, left = int(found.group(1)), int(found.group(2))
         assert abs(1000 - taken - left) <= 1, detail
+
+
+def test_a_gateway_given_as_a_url_is_answered_with_the_fix(tmp_path: Path) -> None:
+    """``--gateway http://localhost:50051`` gets "drop the scheme", not gRPC's
+    "Misformatted domain name", from the SDK and from every arena command."""
+    write(tmp_path / "mybot.py", """
+        from thousand_bot import Bot
+
+        class MyBot(Bot):
+            pass
+    """)
+    url = "http://localhost:50051"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARENA_", "THOUSAND_BOT_"))}
+    sdk = subprocess.run([str(BIN / "thousand-bot"), "run", "mybot:MyBot", "--gateway", url,
+                          "--token", "t", "--max-attempts", "1"], cwd=tmp_path, env=env,
+                         text=True, capture_output=True, timeout=60)
+    commands = [
+        ("match", "--gateway", url, "--token", "t", "remote:x", "greedy", "random"),
+        ("bot-check", "remote:x", "--gateway", url, "--token", "t"),
+        ("bot", "list", "--gateway", url, "--token", "t"),
+        ("watch", "m-1", "--gateway", url, "--token", "t"),
+    ]
+    results = [sdk, *(arena(*c, cwd=tmp_path) for c in commands)]
+    for res in results:
+        assert res.returncode == 2, (res.args, res.stdout, res.stderr)
+        assert "drop 'http://' (localhost:50051)" in res.stderr, (res.args, res.stderr)
+        assert "Traceback" not in res.stderr and "Misformatted" not in res.stderr

@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 
 from thousand_bot import __version__
+from thousand_bot.address import gateway_problem
 from thousand_bot.bot import Bot, Request
 from thousand_bot.convert import event_to_dict, observation_to_dict
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc
@@ -163,9 +164,10 @@ class BotClient:
         #: Gateways to connect to, in order: ``host:port`` or several separated by commas.
         #: After a session ends or an attempt fails the client moves on to the next one,
         #: so a bot follows an arena whose gateways stop and start one at a time.
+        problem = gateway_problem(server)
+        if problem:
+            raise ValueError(problem)
         self.servers = [part.strip() for part in server.split(",") if part.strip()]
-        if not self.servers:
-            raise ValueError("a server address (host:port) is required")
         self._server_index = 0
         self.token = token
         self.backoff_initial = backoff_initial
