@@ -138,9 +138,17 @@ DEFAULT_SEED = "1"
 
 
 def _untrusted(args: argparse.Namespace) -> bool:
-    """Whether a bot nobody here controls may sit at the table: a remote bot, or any bot a
-    gateway resolves (a registered name needs no ``remote:`` prefix there)."""
-    return bool(args.gateway) or any(b.startswith("remote:") for b in args.bots)
+    """Whether a bot nobody here controls may sit at the table: a remote bot, or on a
+    gateway a bare name that may be a registered bot (one needs no ``remote:`` prefix
+    there).  Built-in bots and Python classes are never remote, wherever they play."""
+    from arena.bots import BUILTIN_BOTS
+
+    for ref in args.bots:
+        if ref.startswith("remote:"):
+            return True
+        if args.gateway and ":" not in ref and ref not in BUILTIN_BOTS:
+            return True
+    return False
 
 
 def _spec_from_args(args: argparse.Namespace, on_gateway: bool = False) -> MatchSpec:

@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 BIN = Path(sys.executable).parent
 
@@ -19,6 +24,43 @@ def arena(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedPr
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run([str(BIN / "arena"), *args], cwd=cwd, env=env, text=True,
                           capture_output=True, timeout=timeout)
+
+
+class Gateway:
+    """``arena serve`` on a free port, with a known organiser token."""
+
+    TOKEN = "organiser-first-day"
+
+    def __init__(self, tmp: Path, *extra: str) -> None:
+        self.proc = subprocess.Popen(
+            [str(BIN / "arena"), "serve", "--port", "0", "--db", str(tmp / "bots.sqlite3"),
+             "--organiser-token", self.TOKEN, *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True)
+        assert self.proc.stdout is not None
+        self.lines: list[str] = []
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            found = re.search(r"gateway listening on [\d.]+:(\d+)", line)
+            if found:
+                self.address = f"127.0.0.1:{found.group(1)}"
+                break
+        else:
+            raise AssertionError("".join(self.lines))
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(timeout=60)
+
+
+@pytest.fixture
+def gateway(tmp_path: Path) -> Iterator[Gateway]:
+    gw = Gateway(tmp_path)
+    try:
+        yield gw
+    finally:
+        gw.close()
 
 
 def write(path: Path, text: str) -> Path:
@@ -104,3 +146,22 @@ def test_a_gateway_given_as_a_url_is_answered_with_the_fix(tmp_path: Path) -> No
         assert res.returncode == 2, (res.args, res.stdout, res.stderr)
         assert "drop 'http://' (localhost:50051)" in res.stderr, (res.args, res.stderr)
         assert "Traceback" not in res.stderr and "Misformatted" not in res.stderr
+
+
+def test_a_seed_on_a_gateway_with_no_remote_bot_seated_is_played(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    """Built-in bots on a gateway: ``--seed 7`` is that seed, no secret and no refusal."""
+    res = arena("match", "--gateway", gateway.address, "--token", gateway.TOKEN, "--seed", "7",
+                "--max-deals", "1", "--json", "greedy", "greedy", "random", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "secret" not in res.stdout and "remote bot" not in res.stderr
+    here = arena("match", "--seed", "7", "--max-deals", "1", "--json", "greedy", "greedy",
+                 "random", cwd=tmp_path)
+    # The same seed deals the same cards wherever the match is played.
+    assert json.loads(res.stdout[res.stdout.index("{"):])["scores"] == json.loads(
+        here.stdout[here.stdout.index("{"):])["scores"]
+    # A bare name that may be a registered bot is still dealt from a secret.
+    refused = arena("match", "--gateway", gateway.address, "--token", gateway.TOKEN,
+                    "--seed", "7", "my-bot", "greedy", "random", cwd=tmp_path)
+    assert refused.returncode == 2 and "--public-seed" in refused.stderr
