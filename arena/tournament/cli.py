@@ -391,15 +391,21 @@ def _check(path: str) -> int:
         spec = _load(path)
     except SpecError as exc:
         problems += exc.problems
+        warnings = exc.warnings
         extra = _raw_preflight(path, {})
     else:
+        warnings = list(spec.warnings)
         extra = spec_preflight(spec)
     problems += [p for p in extra if p not in problems]
     if problems:
         print(f"arena tournament: {SpecError(problems, path)}", file=sys.stderr)
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         return EXIT_USAGE
     assert spec is not None
     print(f"ok: {_describe(spec)}")
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     note = _seed_note(spec)
     if note:
         print(note, file=sys.stderr)
@@ -472,6 +478,8 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
                 print(f"{prog}: {exc}", file=sys.stderr)
                 return 2
             metrics_where = f"{args.metrics_addr}:{served.port}"
+        for warning in spec.warnings:
+            print(f"{prog}: warning: {warning}", file=sys.stderr)
         note = _seed_note(spec)
         if note and not spec.secret_seed:
             print(note, file=sys.stderr)
