@@ -236,9 +236,11 @@ def _parser() -> argparse.ArgumentParser:
 
     verify = sub.add_parser(
         "verify",
-        help="check every stored match against the revealed secret (exit 0 ok, 1 mismatch)",
+        help="check every stored match against the revealed secret, or the public seed "
+        "(exit 0 ok, 1 mismatch)",
         description="Check the revealed secret against the commitment, each match's id and "
-        "seed against their derivation, and each replay's commitment, decks and result.",
+        "seed against their derivation, and each replay's commitment, decks and result; for "
+        "a public-seed tournament, each match against the seed.",
     )
     verify.add_argument("spec")
     verify.add_argument("--db", help="results database URL or file (override the spec)")
@@ -373,6 +375,11 @@ def _verify(args: argparse.Namespace) -> int:
         except NotRevealed as exc:
             print(f"arena tournament: {exc}", file=sys.stderr)
             return 2
+    if found.ok and not spec.secret_seed:
+        print(f"OK: {spec.name}: public seed {spec.seed!r}; {found.checked} matches: ids and "
+              "seeds derived from it, every replay dealt from its seed and re-simulated to "
+              "its result")
+        return 0
     if found.ok:
         print(f"OK: {spec.name}: the secret matches its commitment; {found.checked} matches: "
               "ids and seeds derived from it, every replay committed to its seed, dealt from "
