@@ -274,8 +274,20 @@ def _seed_note(spec: TournamentSpec) -> str | None:
 def _describe(spec: TournamentSpec) -> str:
     fmt = make_format(_counting(spec))
     total = fmt.planned_total()
-    first = fmt.next_batch({}) or []
-    how = f"{total} matches" if total is not None else f"first round {len(first)} matches"
+    if total is not None:
+        how = f"{total} matches"
+    elif spec.format.type == "league":
+        short = spec.seats - len(spec.participants)
+        per_round = getattr(fmt, "per_round", lambda: 0)()
+        if short > 0:
+            how = f"waits for {short} more participant(s) before its first round"
+        elif spec.format.rounds is not None:
+            how = (f"{spec.format.rounds} rounds of {per_round} matches "
+                   f"({spec.format.rounds * per_round} with these participants)")
+        else:
+            how = f"rounds of {per_round} matches until stopped"
+    else:
+        how = f"first round {len(fmt.next_batch({}) or [])} matches"
     return (
         f"{spec.name}: {spec.format.type}, rules {spec.preset} ({spec.seats} seats), "
         f"{len(spec.participants)} participants, {how}; executor {spec.executor.type}, "

@@ -748,6 +748,12 @@ class _Validator:
                 )
         elif t != "league" and n < seats:
             self.err("participants", f"{n} participants cannot fill a {seats}-seat table")
+        elif t == "league" and n < seats:
+            self.warn(
+                "participants",
+                f"{n} for {seats} seats: the league plays nothing until at least {seats} "
+                f"are listed (it reads the file again every {fmt.poll_s:g} s)",
+            )
         return sets
 
     def time_control(self, raw: Any) -> TimeControl:
