@@ -774,7 +774,8 @@ def resolve_seat(
     """
     seed = seat_seed(spec.seed, index, ref)
     if ref in BUILTIN_BOTS:
-        return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref)
+        return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref,
+                             with_match_id=False)
     if ref.startswith("remote:"):
         if resolver is None:
             raise ValueError(

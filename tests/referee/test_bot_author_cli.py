@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -165,3 +166,26 @@ def test_a_seed_on_a_gateway_with_no_remote_bot_seated_is_played(
     refused = arena("match", "--gateway", gateway.address, "--token", gateway.TOKEN,
                     "--seed", "7", "my-bot", "greedy", "random", cwd=tmp_path)
     assert refused.returncode == 2 and "--public-seed" in refused.stderr
+
+
+def test_local_events_carry_the_match_id_as_over_a_gateway(tmp_path: Path) -> None:
+    write(tmp_path / "follower.py", """
+        import json
+        from thousand_bot import Bot
+
+        class Follower(Bot):
+            seen = []
+
+            def on_event(self, event):
+                self.seen.append([event.get("type"), event.get("match_id")])
+                if event["type"] == "match_end":
+                    with open("events.json", "w") as out:
+                        json.dump(self.seen, out)
+    """)
+    res = arena("match", "--seed", "3", "--max-deals", "1", "--quiet", "follower.py:Follower",
+                "greedy", "random", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    seen = json.loads((tmp_path / "events.json").read_text())
+    assert {kind for kind, _ in seen} >= {"match_start", "deal_start", "action", "trick",
+                                         "deal_end", "match_end"}
+    assert {match_id for _, match_id in seen} == {f"match-{hashlib.sha256(b'3').hexdigest()[:12]}"}
