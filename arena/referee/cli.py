@@ -17,10 +17,12 @@ import argparse
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import secrets
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +31,7 @@ from arena.engine import EngineError, Rules, parse_action
 from arena.engine import commitment as cm
 from arena.engine import replay as rp
 from arena.match.types import JSON, DecisionRequest, MatchResult, MatchSpec, Seat, TimeControl
-from arena.referee.runner import match_rules, resolve_seat, run_match
+from arena.referee.runner import match_rules, raised_at, resolve_seat, run_match
 from arena.referee.story import Story
 
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
@@ -399,6 +401,8 @@ class Probe:
         "ok": 0, "slow": 0, "timeout": 0, "illegal": 0, "malformed": 0, "error": 0,
     })
     lowest_bank_ms: int | None = None
+    #: The first exception the bot raised, with its traceback, for the report.
+    traceback: str | None = None
     match_index: int = 0
     stop: asyncio.Event | None = None
     max_problems: int = 10
@@ -439,7 +443,9 @@ class ProbeSeat:
             raise
         except Exception as exc:
             probe.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
-            probe.add(request, "error", f"raised {type(exc).__name__}: {exc}")
+            probe.add(request, "error", f"raised {type(exc).__name__}: {exc} ({raised_at(exc)})")
+            if probe.traceback is None:
+                probe.traceback = "".join(traceback.format_exception(exc)).rstrip()
             raise
         elapsed = (time.perf_counter() - t0) * 1000.0
         # A threaded Python bot reports its own time, without the thread hand-off.
@@ -510,6 +516,8 @@ def bot_check_parser() -> argparse.ArgumentParser:
 def bot_check_main(argv: Sequence[str] | None = None) -> int:
     """``arena bot-check``: exit 0 when the bot behaved, 1 when it did not, 2 on bad input."""
     args = bot_check_parser().parse_args(argv)
+    # The referee logs a bot's first error with its traceback; the report shows it instead.
+    logging.getLogger("arena.referee.runner").setLevel(logging.ERROR)
     try:
         report = asyncio.run(_bot_check(args))
     except (UsageError, ValueError) as exc:
@@ -584,6 +592,7 @@ def _report(args: argparse.Namespace, rules: JSON, probe: Probe, statuses: list[
         "decision_ms": args.decision_ms,
         "latency_source": "events" if args.bot.startswith("remote:") else "bot",
         "problems": problems,
+        "traceback": probe.traceback,
         "stopped_early": len(problems) >= args.max_problems,
         "passed": not problems and bool(sum(probe.counts.values())),
     }
@@ -608,6 +617,9 @@ def _report_lines(report: JSON) -> list[str]:
     for p in report["problems"]:
         lines.append(f"  match {p['match']} deal {p['deal']} ({p['phase']}): {p['kind']}: "
                      f"{p['detail']}")
+    if report.get("traceback"):
+        lines.append("  the first error the bot raised, in full:")
+        lines.extend(f"    {line}" for line in report["traceback"].splitlines())
     if report["stopped_early"]:
         lines.append(f"  stopped after {len(report['problems'])} problems")
     if not report["decisions"]:

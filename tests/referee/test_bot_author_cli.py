@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,3 +190,82 @@ def test_local_events_carry_the_match_id_as_over_a_gateway(tmp_path: Path) -> No
     assert {kind for kind, _ in seen} >= {"match_start", "deal_start", "action", "trick",
                                          "deal_end", "match_end"}
     assert {match_id for _, match_id in seen} == {f"match-{hashlib.sha256(b'3').hexdigest()[:12]}"}
+
+
+BOOM = """
+    from thousand_bot import Bot
+
+    class Boom(Bot):
+        def play(self, observation, legal):
+            return helper(legal)
+
+    def helper(legal):
+        return 1 / 0
+"""
+
+
+def start_sdk_bot(tmp: Path, gateway: Gateway, name: str, ref: str,
+                  *extra: str) -> subprocess.Popen[str]:
+    """Register ``name`` on the gateway and run ``thousand-bot`` for it; wait until it is
+    connected."""
+    token = arena("bot", "register", name, "--gateway", gateway.address, "--token",
+                  gateway.TOKEN, cwd=tmp)
+    assert token.returncode == 0, token.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARENA_", "THOUSAND_BOT_"))}
+    env["THOUSAND_BOT_TOKEN"] = token.stdout.strip().split()[-1]
+    log = (tmp / f"{name}.log").open("w")
+    proc = subprocess.Popen([str(BIN / "thousand-bot"), "run", ref, "--gateway",
+                             gateway.address, *extra], cwd=tmp, env=env, stdout=log,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = 60.0
+    start = time.monotonic()
+    while "connected to" not in (tmp / f"{name}.log").read_text():
+        assert proc.poll() is None, (tmp / f"{name}.log").read_text()
+        assert time.monotonic() - start < deadline, "the bot never connected"
+        time.sleep(0.05)
+    return proc
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+def test_a_bot_that_raises_strikes_and_shows_its_traceback_everywhere(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    write(tmp_path / "boom.py", BOOM)
+    # Here: the fallback, a strike for each error, the forfeit, and the traceback.
+    here = arena("match", "--seed", "1", "--max-deals", "3", "--json", "boom.py:Boom",
+                 "greedy", "random", cwd=tmp_path)
+    assert here.returncode == 0, here.stderr
+    result = json.loads(here.stdout[here.stdout.index("{\n"):])
+    assert result["status"] == "forfeit" and result["forfeit_seat"] == 0
+    assert result["seat_stats"][0]["malformed"] == 3
+    assert "Traceback (most recent call last)" in here.stderr
+    assert 'boom.py", line 9, in helper' in here.stderr
+    assert "ZeroDivisionError: division by zero" in here.stderr
+
+    # bot-check: the line that raised, and the first traceback in full.
+    check = arena("bot-check", "boom.py:Boom", "--deals", "1", "--max-problems", "2",
+                  cwd=tmp_path)
+    assert check.returncode == 1
+    assert ("error: raised ZeroDivisionError: division by zero (boom.py:9 in helper: "
+            "return 1 / 0)") in check.stdout
+    assert "the first error the bot raised, in full:" in check.stdout
+    assert 'boom.py", line 9, in helper' in check.stdout
+
+    # Over a gateway: the same strikes and forfeit; the SDK logs the traceback.
+    bot = start_sdk_bot(tmp_path, gateway, "boom", "boom:Boom")
+    try:
+        there = arena("match", "--gateway", gateway.address, "--token", gateway.TOKEN,
+                      "--max-deals", "3", "--json", "remote:boom", "greedy", "random",
+                      cwd=tmp_path)
+    finally:
+        stop(bot)
+    assert there.returncode == 0, there.stderr
+    end = json.loads(there.stdout[there.stdout.index("{\n"):])
+    assert end["status"] == "forfeit" and end["forfeit_seat"] == 0
+    log = (tmp_path / "boom.log").read_text()
+    assert "the bot raised ZeroDivisionError" in log and 'boom.py", line 9, in helper' in log
