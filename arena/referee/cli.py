@@ -28,7 +28,15 @@ from typing import Any
 from arena.engine import EngineError, Rules, parse_action
 from arena.engine import commitment as cm
 from arena.engine import replay as rp
-from arena.match.types import JSON, DecisionRequest, MatchResult, MatchSpec, Seat, TimeControl
+from arena.match.types import (
+    ACTION_MAX,
+    JSON,
+    DecisionRequest,
+    MatchResult,
+    MatchSpec,
+    Seat,
+    TimeControl,
+)
 from arena.referee.runner import match_rules, resolve_seat, run_match
 from arena.referee.story import Story
 
@@ -443,6 +451,10 @@ class ProbeSeat:
         elif not isinstance(answer, str):
             probe.add(request, "malformed", f"answered {type(answer).__name__}, not text")
         elif answer not in request.legal:
+            if len(answer) > ACTION_MAX:
+                probe.add(request, "malformed", f"{answer[:40]!r}...: longer than {ACTION_MAX} "
+                          "characters")
+                return answer
             try:
                 action = parse_action(answer)
             except EngineError as exc:

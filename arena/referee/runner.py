@@ -39,6 +39,7 @@ from arena.engine.game import PUBLIC_TYPE, DealRecord, public_events
 from arena.engine.replay import replay_from_game
 from arena.match.fallback import fallback_action
 from arena.match.types import (
+    ACTION_MAX,
     JSON,
     DecisionRequest,
     MatchResult,
@@ -563,6 +564,8 @@ class _Match:
                 action = legal[texts.index(answer)]
             elif not isinstance(answer, str):
                 outcome, why = MALFORMED, f"expected action text, got {type(answer).__name__}"
+            elif len(answer) > ACTION_MAX:
+                outcome, why = MALFORMED, f"longer than {ACTION_MAX} characters"
             else:
                 try:
                     parsed = parse_action(answer)
