@@ -750,6 +750,7 @@ async def run_match(
     status = "error"
     started = time.perf_counter()
     try:
+        await prepare_seats(seats)
         result = await match.play()
         status = result.status
         return result
@@ -757,6 +758,20 @@ async def run_match(
         m.MATCHES_RUNNING.dec()
         m.MATCHES_FINISHED_TOTAL.labels(status=status).inc()
         m.MATCH_DURATION_SECONDS.labels(status=status).observe(time.perf_counter() - started)
+
+
+async def prepare_seats(seats: Sequence[Seat]) -> None:
+    """Let the seats that need it get ready before the first deal, all at once: a bot
+    program starts and says hello (``StdioSeat.prepare``). Nobody's clock runs meanwhile.
+    A seat that fails to get ready says so in its own status and plays on as best it can
+    (a program that did not start times out at every decision)."""
+    waits = []
+    for seat in seats:
+        prepare = getattr(seat, "prepare", None)
+        if callable(prepare):
+            waits.append(prepare())
+    if waits:
+        await asyncio.gather(*waits)
 
 
 def resolve_seat(
@@ -771,6 +786,7 @@ def resolve_seat(
 
     ``random`` and ``greedy`` are built in; ``module:Class`` (or ``file.py:Class``) is
     imported and instantiated with the keywords it accepts (``seed``, ``rules``);
+    ``cmd:COMMAND`` is a program speaking the text protocol (:mod:`arena.stdio`);
     ``remote:NAME`` goes to ``resolver``.  Bots get a seed derived from the match seed by
     SHA-256 (never the match seed itself, which would reveal the deals).  ``threaded``
     runs a Python bot's decisions in a thread so that one that hangs can be timed out.
@@ -778,6 +794,10 @@ def resolve_seat(
     seed = seat_seed(spec.seed, index, ref)
     if ref in BUILTIN_BOTS:
         return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref)
+    if ref.startswith("cmd:"):
+        from arena.stdio.seat import StdioSeat
+
+        return StdioSeat.from_ref(ref)
     if ref.startswith("remote:"):
         if resolver is None:
             raise ValueError(
@@ -793,7 +813,7 @@ def resolve_seat(
         return as_seat(bot, ref, threaded=threaded)
     raise ValueError(
         f"unknown bot {ref!r}: use {', '.join(sorted(BUILTIN_BOTS))}, "
-        "module:Class, file.py:Class or remote:NAME"
+        "module:Class, file.py:Class, cmd:COMMAND or remote:NAME"
     )
 
 
