@@ -217,7 +217,7 @@ class Deployment:
 
     def start_gateway(self, host: Host) -> Proc:
         argv = ["arena", "serve", "--host", "0.0.0.0", "--port", str(GATEWAY_PORT),
-                "--metrics-port", str(GATEWAY_METRICS_PORT),
+                "--metrics-port", str(GATEWAY_METRICS_PORT), "--metrics-addr", "0.0.0.0",
                 "--db", self.db_url("arena_bots"), "--routing", self.routing_url,
                 "--results", "results.jsonl", "--grace", "10",
                 "--log-level", os.environ.get("ARENA_RIG_GATEWAY_LOG", "INFO")]
@@ -234,7 +234,8 @@ class Deployment:
         argv = ["arena", "worker", "--broker", self.broker_url, "--routing", self.routing_url,
                 "--concurrency", str(self.worker_concurrency), "--pool", pool,
                 "--hostname", f"{host.name}@{host.name}",
-                "--metrics-port", str(WORKER_METRICS_PORT), "--loglevel", "INFO"]
+                "--metrics-port", str(WORKER_METRICS_PORT), "--metrics-addr", "0.0.0.0",
+                "--loglevel", "INFO"]
         if visibility_timeout is not None:
             argv += ["--visibility-timeout", str(visibility_timeout)]
         env = {"PROMETHEUS_MULTIPROC_DIR": str(host.home / "metrics"), **self.worker_env}
