@@ -214,7 +214,7 @@ def test_a_tournament_survives_a_lost_worker_host_a_cut_off_gateway_and_redis(
         assert rp.verify(r.replay) is None
     # The faults cost time only: questions that could not travel were asked again.
     faults = sum(s.get("platform_faults", 0) for r in rows for s in r.seat_stats)
-    workers = {r.worker.split(":")[0] for r in rows}
+    workers = {r.worker.split(":")[0].split("@")[-1] for r in rows}
     print(f"platform faults asked again: {faults}; played on {sorted(workers)}")
     assert fingerprint(rows) == fingerprint(one_machine(tmp_path, name, **shape))
     # After all that, the bots are served again, each by one gateway.

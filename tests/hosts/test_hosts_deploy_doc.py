@@ -96,7 +96,7 @@ def test_the_deployment_guide_runs_as_printed_on_separate_hosts() -> None:
             assert "my-bot" in out.split("cup: finished")[-1]  # the leaderboard
             rows = _rows(ctl)
             assert len(rows) == 24 and {r[1] for r in rows} == {"completed"}
-            played_on = {r[0].split(":")[0] for r in rows}
+            played_on = {r[0].split(":")[0].split("@")[-1] for r in rows}  # worker@w1
             assert played_on == {"w1", "w2"}, played_on
             assert all(s == 0 for r in rows for s in r[2])
         except BaseException:
