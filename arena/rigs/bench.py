@@ -62,6 +62,16 @@ def _throughput_spec(name: str, d: Any, sets: int, max_deals: int | None) -> dic
     return data
 
 
+def _cpu(rig: Any, d: Any) -> dict[str, float]:
+    """CPU seconds used so far, by role: what a game costs where."""
+    return {
+        "workers": sum(h.cpu_seconds() for h in d.workers),
+        "data": d.data.cpu_seconds(),
+        "organiser": d.ctl.cpu_seconds(),
+        "network": rig.network_cpu_seconds(),
+    }
+
+
 def bench_hosts(*, workers: Sequence[int], delays: Sequence[float], games: int,
                 max_deals: int | None, decisions_matches: int, decision_ms: int,
                 bot_delay_ms: float, tls: bool, throughput_delay_ms: float,
@@ -103,16 +113,27 @@ def bench_hosts(*, workers: Sequence[int], delays: Sequence[float], games: int,
             warm = d.start_tournament(_throughput_spec(f"warm-{n}", d, 1, max_deals))
             warm.popen.wait(600)
             say(f"throughput: {n} worker host(s), {sets * 6} games")
+            before = _cpu(rig, d)
             run = d.start_tournament(_throughput_spec(f"throughput-{n}", d, sets, max_deals))
-            if run.popen.wait(3600) != 0:
+            # Waited for here, for its CPU time: the scheduler is gone when the run ends.
+            _, status, usage = os.wait4(run.popen.pid, 0)
+            run.popen.returncode = os.waitstatus_to_exitcode(status)
+            after = _cpu(rig, d)
+            after["organiser"] = before["organiser"] + usage.ru_utime + usage.ru_stime
+            if run.popen.returncode != 0:
                 raise RigError(f"the tournament on {n} worker hosts failed:\n{run.tail()}")
             found = _PLAYED_RE.search(run.text())
             if found is None:
                 raise RigError(f"no figures from the tournament:\n{run.tail()}")
             rate = float(found.group(3))
             base = rate if base is None else base
-            out["throughput"][str(n)] = {"games_per_s": rate, "seconds": float(found.group(2)),
-                                         "vs_one": round(rate / base, 2) if base else None}
+            played = sets * 6
+            out["throughput"][str(n)] = {
+                "games_per_s": rate, "seconds": float(found.group(2)),
+                "vs_one": round(rate / base, 2) if base else None,
+                "cpu_ms_per_game": {k: round(1000 * (after[k] - before[k]) / played, 1)
+                                    for k in after},
+            }
         for proc in d.worker_procs.values():
             proc.stop()
         d.worker_procs.clear()
@@ -165,6 +186,10 @@ def describe(res: dict[str, Any]) -> list[str]:
         ratio = "" if n == "1" else f"   x{row['vs_one']:.2f} one host"
         lines.append(f"  {n} worker host{'s' if n != '1' else ' '}  "
                      f"{row['games_per_s']:8.2f} games/s{ratio}")
+    lines.append("  CPU per game (ms): "
+                 + "; ".join(f"{n} host{'s' if n != '1' else ''}: "
+                             + ", ".join(f"{k} {v:.1f}" for k, v in row["cpu_ms_per_game"].items())
+                             for n, row in res["throughput"].items()))
     lines.append(
         f"decisions of remote SDK bots that answer at once, {res['decision_ms']} ms clock, "
         "no time bank (every timeout is the platform's):")

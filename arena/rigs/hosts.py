@@ -272,6 +272,10 @@ class Host:
     def pids(self) -> list[int]:
         return linux.pids_in_netns(self.netns)
 
+    def cpu_seconds(self) -> float:
+        """CPU time used so far by the programs running on the host."""
+        return linux.cpu_seconds(self.pids())
+
     def kill(self) -> int:
         """Every process of the host killed at once, as when the machine loses power."""
         count = linux.kill_netns_processes(self.netns)
@@ -478,6 +482,10 @@ class Rig:
         self._reload_relays()
 
     # --- faults ---------------------------------------------------------------------
+
+    def network_cpu_seconds(self) -> float:
+        """CPU time used so far by the network (the relays)."""
+        return linux.cpu_seconds(linux.pids_in_netns(self.net))
 
     def cut(self, host: Host) -> None:
         """Cut the host off the network (its link down): its connections hang, as in a

@@ -142,6 +142,21 @@ def pids_in_netns(name: str) -> list[int]:
     return found
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time (user and system) the processes used so far, with their children already
+    waited for."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        # utime, stime, cutime, cstime: fields 14-17 of stat (11-14 after the name).
+        total += sum(int(x) for x in fields[11:15])
+    return total / tick
+
+
 def kill_netns_processes(name: str, sig: int = signal.SIGKILL, timeout: float = 10.0) -> int:
     """Signal every process in namespace ``name`` until none is left (processes may fork
     meanwhile); how many were signalled."""
