@@ -195,9 +195,6 @@ class Host:
         """The network side of the host's link."""
         return f"h{self.index}"
 
-    def path(self, relative: str) -> Path:
-        return self.home / relative
-
     def file(self, path: str) -> Path:
         """Where a file the host sees at ``path`` (in its directory, or in a place of its
         own such as ``/srv`` or ``/tmp``) lives on this machine: for copying files between

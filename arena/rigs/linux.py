@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 CLONE_NEWNS = 0x00020000
@@ -105,23 +104,6 @@ def netns_names() -> list[str]:
         return sorted(p.name for p in NETNS_DIR.iterdir())
     except FileNotFoundError:
         return []
-
-
-@contextlib.contextmanager
-def in_netns(name: str) -> Iterator[None]:
-    """Run the body in network namespace ``name`` (this thread only): sockets made inside
-    stay in that namespace afterwards."""
-    here = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    there = os.open(netns_path(name), os.O_RDONLY)
-    try:
-        setns(there, CLONE_NEWNET)
-        try:
-            yield
-        finally:
-            setns(here, CLONE_NEWNET)
-    finally:
-        os.close(there)
-        os.close(here)
 
 
 def pids_in_netns(name: str) -> list[int]:
