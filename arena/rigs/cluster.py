@@ -1,4 +1,4 @@
-"""The arena deployed on a rig's hosts, role by role, as docs/deploy.md describes it.
+"""The arena deployed on a rig's hosts, role by role: the roles of docs/deploy.md.
 
 * ``data``: Redis (broker and routing, password-protected) and PostgreSQL (the results
   store and the gateways' bot registry), each an instance of the host's own;
