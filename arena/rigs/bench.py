@@ -212,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="worker host counts to measure (default 1,2,3)")
     parser.add_argument("--delays", default="0,2,20",
                         help="one-way delays between hosts, in ms (default 0,2,20)")
-    parser.add_argument("--games", type=int, default=120, help="games per throughput run")
+    parser.add_argument("--games", type=int, default=300,
+                        help="games per throughput run (default 300: runs of several seconds)")
     parser.add_argument("--max-deals", type=int, default=None,
                         help="stop each throughput game after N deals (default: play it out)")
     parser.add_argument("--matches", type=int, default=12,
