@@ -743,6 +743,7 @@ class _Match:
             "ranks": ranks,
             "deals": game.deals_played,
             "forfeit_seat": forfeit_seat,
+            "strikes": [st.stats.strikes for st in self.states],
             **cm.end_fields(self.spec.commitment, self.spec.seed),
         })
         return result

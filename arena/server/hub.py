@@ -602,7 +602,7 @@ class BotHub:
         conn = self._bindings.get(key)
         if conn is None or conn.closed:
             conn = self._pick(bot, match_id)
-        if conn is None or not conn.wants_events:
+        if conn is None or (not conn.wants_events and kind not in _ALWAYS_TOLD):
             # Counted all the same, so that the numbering is the same for every listener.
             if kind == "deal_start":
                 encoder.skip(event)
@@ -625,6 +625,9 @@ class BotHub:
 
 #: Events the hub itself must see even for a bot that wants none.
 _NOTED_EVENTS = frozenset({"deal_start", "match_end"})
+#: Events sent even to an instance that asked for none (``omit_events``): two a match, so
+#: that a client can say which matches it plays and how each ended.
+_ALWAYS_TOLD = frozenset({"match_start", "match_end"})
 
 
 class RemoteSeat:

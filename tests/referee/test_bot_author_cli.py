@@ -269,3 +269,57 @@ def test_a_bot_that_raises_strikes_and_shows_its_traceback_everywhere(
     assert end["status"] == "forfeit" and end["forfeit_seat"] == 0
     log = (tmp_path / "boom.log").read_text()
     assert "the bot raised ZeroDivisionError" in log and 'boom.py", line 9, in helper' in log
+    assert "ended (forfeit" in log and "seat 0 forfeited it after 3 strikes" in log
+
+
+def test_the_sdk_logs_its_matches_strikes_slow_answers_and_decisions(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    write(tmp_path / "chatty.py", """
+        import time
+        from thousand_bot import Bot
+
+        class Chatty(Bot):
+            n = 0
+
+            def decide(self, observation, legal):
+                self.n += 1
+                if self.n == 1:
+                    time.sleep(0.1)  # over the deadline, paid from the bank
+                elif self.n == 2:
+                    return "bid 995" if "bid 995" not in legal else "pass"  # illegal
+                elif self.n == 3:
+                    # Past the deadline and the bank: a timeout (and the requests that
+                    # arrive while it sleeps time out too).
+                    time.sleep(0.3)
+                return super().decide(observation, legal)
+    """)
+    bot = start_sdk_bot(tmp_path, gateway, "chatty", "chatty:Chatty", "--log-level", "DEBUG")
+    try:
+        res = arena("match", "--gateway", gateway.address, "--token", gateway.TOKEN,
+                    "--max-deals", "2", "--decision-ms", "50", "--bank-ms", "150",
+                    "--strike-limit", "50", "--json",
+                    "remote:chatty", "greedy", "random", cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        match_id = json.loads(res.stdout[res.stdout.index("{\n"):])["match_id"]
+        log_path = tmp_path / "chatty.log"
+        deadline = time.monotonic() + 30
+        while f"match {match_id} ended" not in log_path.read_text():
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.05)
+    finally:
+        stop(bot)
+    log = log_path.read_text()
+    assert f"INFO thousand_bot: match {match_id} started: classic, seats remote:chatty, " \
+           "greedy, random" in log
+    assert re.search(rf"INFO thousand_bot: match {match_id} seat 0: slow answer, \d+ ms for a "
+                     r"50 ms deadline: \d+ ms from the time bank, \d+ ms left", log), log
+    assert re.search(rf"WARNING thousand_bot: match {match_id} seat 0: \d+ ms to answer, past "
+                     r"the 50 ms deadline and the \d+ ms left in the time bank: a timeout", log)
+    assert "answer to" in log and "not taken (too late" in log
+    assert re.search(r"WARNING thousand_bot: strike on request \S+ \(the referee plays its "
+                     r"fallback\): 'bid 995' is not legal here", log), log
+    assert re.search(rf"DEBUG thousand_bot: match {match_id} seat 0: '[a-z]+[^']*' in "
+                     r"[\d.]+ ms \(\d+ legal; deadline 50 ms, bank \d+ ms\)", log), log
+    assert re.search(rf"INFO thousand_bot: match {match_id} ended \(completed, 2 deals\): "
+                     r"seat 0: rank \d of 3, -?\d+ points, \d+ strike\(s\)", log), log
