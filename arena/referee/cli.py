@@ -403,9 +403,41 @@ class Probe:
     lowest_bank_ms: int | None = None
     #: The first exception the bot raised, with its traceback, for the report.
     traceback: str | None = None
+    #: Play that is legal but broken: turns where a bid was allowed, and bids made; deals
+    #: where conceding was allowed, and concessions.
+    bid_turns: int = 0
+    bids: int = 0
+    concede_turns: int = 0
+    concedes: int = 0
+    #: On a gateway: the bot's last action was a card given or discarded (declaring).
+    declaring: bool = False
     match_index: int = 0
     stop: asyncio.Event | None = None
     max_problems: int = 10
+
+    def note(self, legal: Sequence[str], answer: object) -> None:
+        """Count the choices that show a legal but broken strategy (see :meth:`warnings`)."""
+        if not isinstance(answer, str):
+            return
+        if any(a.startswith(("bid ", "blind ")) for a in legal):
+            self.bid_turns += 1
+            self.bids += answer.startswith(("bid ", "blind "))
+        if "concede" in legal:
+            self.concede_turns += 1
+            self.concedes += answer == "concede"
+
+    def warnings(self) -> list[str]:
+        """Play that breaks no rule and still loses: a bot that gives up every contract it
+        could play, or that never bids. Legal, so no problem; said, so not missed."""
+        out = []
+        if self.concede_turns >= 2 and self.concedes == self.concede_turns:
+            out.append(f"conceded every time it could ({self.concedes} of "
+                       f"{self.concede_turns}): each concession gives up the contract; a "
+                       "bot that always concedes loses every deal it declares")
+        if self.bid_turns >= 4 and self.bids == 0:
+            out.append(f"never bid ({self.bid_turns} turns where a bid was allowed): it "
+                       "declares only when it must, and never for a contract of its own")
+        return out
 
     def add(self, request: DecisionRequest, kind: str, detail: str) -> None:
         self.counts[kind] += 1
@@ -448,6 +480,7 @@ class ProbeSeat:
                 probe.traceback = "".join(traceback.format_exception(exc)).rstrip()
             raise
         elapsed = (time.perf_counter() - t0) * 1000.0
+        probe.note(request.legal, answer)
         # A threaded Python bot reports its own time, without the thread hand-off.
         own = getattr(self.inner, "last_think_ms", None)
         probe.latencies_ms.append(own if isinstance(own, float) else elapsed)
@@ -481,6 +514,21 @@ class ProbeSeat:
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         await self.inner.on_event(match_id, event)
+
+
+def _note_event(probe: Probe, action: str) -> None:
+    """:meth:`Probe.note` for a bot checked on a gateway, which shows its actions but not
+    what was legal: a turn of the auction counts as one where it could bid (the forced
+    bids are left out), a deal it declared (its first card given or discarded, or its
+    concession) as one where it could concede."""
+    word = action.split(" ", 1)[0]
+    if word in ("pass", "bid", "blind"):
+        probe.bid_turns += 1
+        probe.bids += word != "pass"
+    elif word == "concede" or (word in ("give", "discard") and not probe.declaring):
+        probe.concede_turns += 1
+        probe.concedes += word == "concede"
+    probe.declaring = word in ("give", "discard")
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -592,6 +640,7 @@ def _report(args: argparse.Namespace, rules: JSON, probe: Probe, statuses: list[
         "decision_ms": args.decision_ms,
         "latency_source": "events" if args.bot.startswith("remote:") else "bot",
         "problems": problems,
+        "warnings": probe.warnings(),
         "traceback": probe.traceback,
         "stopped_early": len(problems) >= args.max_problems,
         "passed": not problems and bool(sum(probe.counts.values())),
@@ -622,6 +671,8 @@ def _report_lines(report: JSON) -> list[str]:
         lines.extend(f"    {line}" for line in report["traceback"].splitlines())
     if report["stopped_early"]:
         lines.append(f"  stopped after {len(report['problems'])} problems")
+    for warning in report.get("warnings", ()):
+        lines.append(f"  warning: {warning}")
     if not report["decisions"]:
         lines.append("FAIL: the bot was never asked to decide")
     else:
@@ -657,6 +708,7 @@ async def _bot_check_gateway(args: argparse.Namespace, rules: JSON, opponents: l
             if event.get("type") == "action" and event.get("seat") == seat and not event.get(
                 "auto"
             ):
+                _note_event(probe, str(event.get("action", "")))
                 kind = event.get("fallback")
                 if kind:
                     probe.counts[kind] = probe.counts.get(kind, 0) + 1

@@ -94,15 +94,18 @@ function beats(card, best, trump) {
 
 // Choose an action from `legal` for the seat that sees `obs`.
 //
-// Auction: pass unless forced. Talon and exchange: the first legal action. Contract: the
-// lowest contract offered. Play: declare a marriage when possible; when leading, lead the
-// strongest card; when following, take the trick as cheaply as possible, else throw the
-// cheapest card.
-function decide(obs, legal) {
+// Never `concede` while anything else is legal: giving a deal up is the one choice that
+// always costs the contract, and the exchange lists it first.
+// Auction: pass unless forced. Talon and exchange: the first legal action (but `concede`).
+// Contract: the lowest contract offered. Play: declare a marriage when possible; when
+// leading, lead the strongest card; when following, take the trick as cheaply as
+// possible, else throw the cheapest card.
+function decide(obs, allLegal) {
+  const playable = allLegal.filter((a) => a !== 'concede');
+  const legal = playable.length > 0 ? playable : allLegal;
   if (legal.includes('pass')) return 'pass';
-  const kind = verb(legal[0]);
-  if (kind === 'contract') {
-    const contracts = legal.filter((a) => verb(a) === 'contract');
+  const contracts = legal.filter((a) => verb(a) === 'contract');
+  if (contracts.length > 0) {
     contracts.sort((a, b) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]));
     return contracts[0];
   }

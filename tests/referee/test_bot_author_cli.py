@@ -323,3 +323,30 @@ def test_the_sdk_logs_its_matches_strikes_slow_answers_and_decisions(
                      r"[\d.]+ ms \(\d+ legal; deadline 50 ms, bank \d+ ms\)", log), log
     assert re.search(rf"INFO thousand_bot: match {match_id} ended \(completed, 2 deals\): "
                      r"seat 0: rank \d of 3, -?\d+ points, \d+ strike\(s\)", log), log
+
+
+def test_bot_check_warns_of_legal_but_broken_play(tmp_path: Path) -> None:
+    write(tmp_path / "broken.py", """
+        from thousand_bot import Bot
+
+        class Conceder(Bot):
+            def bid(self, observation, legal):  # the lowest bid, to declare often
+                bids = [a for a in legal if a.startswith("bid ")]
+                return bids[0] if bids else legal[0]
+
+            def decide(self, observation, legal):
+                return "concede" if "concede" in legal else super().decide(observation, legal)
+
+        class Passer(Bot):
+            pass  # the defaults: pass whenever it may, and never concede
+    """)
+    conceder = arena("bot-check", "broken.py:Conceder", "--json", cwd=tmp_path)
+    report = json.loads(conceder.stdout)
+    assert conceder.returncode == 0 and report["passed"]  # legal, so no problem...
+    assert [w.split(" (")[0] for w in report["warnings"]] == ["conceded every time it could"]
+    passer = arena("bot-check", "broken.py:Passer", cwd=tmp_path)
+    assert passer.returncode == 0
+    lines = passer.stdout.splitlines()
+    assert lines[-1] == "PASS"  # ...but said, before the verdict
+    assert re.match(r"  warning: never bid \(\d+ turns where a bid was allowed\): it declares "
+                    r"only when it must", lines[-2]), lines
