@@ -296,6 +296,11 @@ async def serve(
         print(f"metrics on http://{metrics_addr}:{metrics_server.port}/metrics", flush=True)
     if gateway.generated_token:
         print(f"organiser token (generated, shown once): {gateway.organiser_token}", flush=True)
+        print("  a new one is made at each start: set ARENA_ORGANISER_TOKEN (or "
+              "--organiser-token) to keep one token across restarts", flush=True)
+    if gateway.routing is None:
+        print("no --routing: matches started here reach the bots connected here; a tournament "
+              "(remote:NAME from its executor or workers) needs --routing REDIS_URL", flush=True)
     if gateway.routing is not None:
         problem = await gateway.routing.ping()
         where = gateway.routing.shown_url
