@@ -123,7 +123,8 @@ def match_parser() -> argparse.ArgumentParser:
     p.add_argument("--match-id", default=None,
                    help="match id (default: a hash of the seed for local bots, random with "
                    "remote ones)")
-    p.add_argument("--replay", metavar="FILE", help="write the replay to FILE")
+    p.add_argument("--replay", metavar="FILE",
+                   help="write the replay to FILE (fetched from the gateway with --gateway)")
     p.add_argument("--tricks", action="store_true", help="show every trick")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the result")
     p.add_argument("--json", action="store_true", help="print the result as JSON at the end")
@@ -206,12 +207,6 @@ def match_main(argv: Sequence[str] | None = None) -> int:
         routing = args.routing or os.environ.get("ARENA_ROUTING_URL")
         remote = any(b.startswith("remote:") for b in args.bots)
         on_gateway = bool(args.gateway) or (remote and not routing)
-        if on_gateway and args.replay:
-            raise UsageError(
-                "--replay: a match the gateway plays keeps its replay there (arena serve "
-                "--results); to write it here, play the match here and reach the remote bots "
-                "through Redis: --routing REDIS_URL instead of --gateway"
-            )
         spec = _spec_from_args(args, on_gateway)
         if args.public_seed and _untrusted(args):
             print("arena match: warning: a public seed with remote bots: they can derive "
@@ -314,8 +309,10 @@ def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]
 
 
 async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
-                         on_event: Any, public_seed: bool | None = None) -> JSON | None:
-    """Start the match on the gateway and feed its events to ``on_event``; the match_end."""
+                         on_event: Any, public_seed: bool | None = None,
+                         replay_to: str | None = None) -> JSON | None:
+    """Start the match on the gateway and feed its events to ``on_event``; the match_end.
+    With ``replay_to`` the match's replay is fetched from the gateway and written there."""
     import grpc
     from thousand_bot.proto.thousand.v1 import organiser_pb2
 
@@ -348,6 +345,15 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
                 if event.get("type") == "match_end":
                     end = event
                     break
+            if end is not None and replay_to is not None:
+                got = await stub.GetMatchResult(
+                    organiser_pb2.GetMatchResultRequest(match_id=started.match_id),
+                    metadata=metadata, timeout=60)
+                replay = json.loads(got.result_json).get("replay")
+                if replay is None:
+                    raise GatewayError(f"gateway {args.gateway}: match {started.match_id} "
+                                       "ended, but the gateway kept no replay of it", 1)
+                rp.dump(replay, replay_to)
             return end
         except grpc.aio.AioRpcError as exc:
             from arena.server.admin import rpc_exit_code
@@ -361,7 +367,7 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
 def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
     story = _with_commitment(Story(_say, quiet=args.quiet, tricks=args.tricks), args.quiet)
     try:
-        end = asyncio.run(_gateway_match(args, spec, story))
+        end = asyncio.run(_gateway_match(args, spec, story, replay_to=args.replay))
     except UsageError as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
@@ -374,6 +380,8 @@ def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
     if end is None:
         print("arena match: the event stream ended before the match did", file=sys.stderr)
         return 1
+    if args.replay:
+        _say(f"replay written to {args.replay}")
     if args.json:
         _say(json.dumps(end, indent=2))
     return 0 if end.get("status") in ("completed", "forfeit") else 1

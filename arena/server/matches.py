@@ -26,6 +26,7 @@ import contextlib
 import json
 import logging
 import secrets
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -69,6 +70,8 @@ class RunningMatch:
     task: asyncio.Task[None] | None = None
     result: MatchResult | None = None
     finished: bool = False
+    #: The replay, as compressed JSON, while the gateway keeps it (with the event log).
+    replay: bytes | None = None
 
     def tell(self) -> None:
         """Something new (the match ended): wake the spectators waiting."""
@@ -273,7 +276,11 @@ class MatchManager:
                     if maybe is not None:
                         await maybe
             finally:
-                # The replay went to the hook; the gateway keeps the summary only.
+                # The replay went to the hook; the gateway keeps the summary, and for its
+                # latest matches the replay packed, for GetMatchResult.
+                if result.replay is not None and match.log is not None:
+                    match.replay = zlib.compress(
+                        json.dumps(result.replay, separators=(",", ":")).encode(), 6)
                 match.result = replace(result, replay=None)
 
     def _trim(self) -> None:
@@ -286,6 +293,7 @@ class MatchManager:
             old = self._matches.get(order[len(order) - self.keep_logs - 1])
             if old is not None:
                 old.log = None
+                old.replay = None
 
     async def _admit(self, match: RunningMatch) -> bool:
         """Wait for admission control to give the match a place (False: stopped first,
@@ -363,6 +371,23 @@ class MatchManager:
         if match.task is not None:
             await asyncio.wait({match.task})
         return match.result
+
+    async def result_json(self, match_id: str) -> JSON:
+        """A match's result with its replay, once it has ended (waits for a running one)."""
+        match = self._matches.get(match_id)
+        if match is None:
+            raise MatchError(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} in this gateway")
+        if match.task is not None:
+            await asyncio.wait({match.task})
+        if match.result is None:
+            raise MatchError(grpc.StatusCode.NOT_FOUND,
+                             f"match {match_id!r} ended without a result (see the gateway's log)")
+        data = match.result.to_json()
+        if match.replay is not None:
+            data["replay"] = json.loads(zlib.decompress(match.replay))
+        else:
+            data.pop("replay", None)
+        return data
 
     def stop(self, match_id: str) -> None:
         """Ask a running match to stop; it ends as ``aborted``."""

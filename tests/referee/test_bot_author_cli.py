@@ -350,3 +350,26 @@ def test_bot_check_warns_of_legal_but_broken_play(tmp_path: Path) -> None:
     assert lines[-1] == "PASS"  # ...but said, before the verdict
     assert re.match(r"  warning: never bid \(\d+ turns where a bid was allowed\): it declares "
                     r"only when it must", lines[-2]), lines
+
+
+def test_a_match_on_the_gateway_writes_its_replay_here(tmp_path: Path, gateway: Gateway) -> None:
+    write(tmp_path / "mybot.py", """
+        from thousand_bot import Bot
+
+        class MyBot(Bot):
+            pass
+    """)
+    bot = start_sdk_bot(tmp_path, gateway, "my-bot", "mybot:MyBot")
+    try:
+        res = arena("match", "--gateway", gateway.address, "--token", gateway.TOKEN,
+                    "--max-deals", "2", "--replay", "game.json", "remote:my-bot", "greedy",
+                    "random", cwd=tmp_path)
+    finally:
+        stop(bot)
+    assert res.returncode == 0, res.stderr
+    assert "replay written to game.json" in res.stdout
+    verified = arena("replay", "verify", "game.json", cwd=tmp_path)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.startswith("OK: ")
+    replay = json.loads((tmp_path / "game.json").read_text())
+    assert replay["seats"][0] == "remote:my-bot" and "commitment" in replay  # a secret seed
