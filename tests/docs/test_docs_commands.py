@@ -199,7 +199,7 @@ def test_an_organiser_follows_the_readme_and_the_tournament_manual(sh: Shell) ->
         sh.wait_for("worker.log", r"ready", timeout=120)
         sh.run(celery, timeout=600)
         shown = sh.run(board)
-        printed = block("docs/tournaments.md", "all tournaments: 120 games").text
+        printed = block("docs/tournaments.md", "tournament classic-duplicate: 120 games").text
         assert shown.stdout == printed, shown.stdout
         sh.run(report)
         assert "<svg" in (sh.cwd / "report.html").read_text()
