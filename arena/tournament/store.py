@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -92,6 +93,16 @@ _SCHEMA = (
         error TEXT NOT NULL,
         worker TEXT NOT NULL,
         at DOUBLE PRECISION NOT NULL
+    )""",
+    # Whether a scheduler is running the tournament, as it says itself: set when a run
+    # starts and ends, and a heartbeat meanwhile (a run killed outright stops beating).
+    """CREATE TABLE IF NOT EXISTS runs (
+        tournament TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        host TEXT NOT NULL,
+        started_at DOUBLE PRECISION NOT NULL,
+        heartbeat_at DOUBLE PRECISION NOT NULL,
+        ended_at DOUBLE PRECISION
     )""",
     # Apart from the spec, which reports show: the secret stays here until revealed.
     """CREATE TABLE IF NOT EXISTS deal_secrets (
@@ -183,6 +194,28 @@ def redact_url(url: str) -> str:
 
 def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+#: Seconds between a running scheduler's heartbeats in the ``runs`` table; a run not heard
+#: of for RUN_STALE_S is taken to have stopped (killed outright, its machine lost).
+RUN_HEARTBEAT_S = 5.0
+RUN_STALE_S = 20.0
+
+
+@dataclass(frozen=True)
+class RunState:
+    """What the last scheduler of a tournament said of its run."""
+
+    tournament: str
+    state: str  # running, stopped or finished
+    host: str
+    started_at: float
+    heartbeat_at: float
+    ended_at: float | None
+
+    def is_running(self, now: float | None = None) -> bool:
+        now = time.time() if now is None else now
+        return self.state == "running" and now - self.heartbeat_at < RUN_STALE_S
 
 
 @dataclass(frozen=True)
@@ -554,6 +587,41 @@ class ResultStore:
 
         with self._lock:
             self._retrying(write)
+    # -- runs ------------------------------------------------------------------------------
+
+    def mark_run(self, tournament: str, state: str) -> None:
+        """A scheduler says it runs the tournament (``running``), or that its run ended
+        (``stopped`` or ``finished``)."""
+        now = time.time()
+        host = f"{socket.gethostname()}:{os.getpid()}"
+        if state == "running":
+            self._execute(
+                "INSERT INTO runs (tournament, state, host, started_at, heartbeat_at, ended_at) "
+                "VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (tournament) DO UPDATE SET "
+                "state = excluded.state, host = excluded.host, started_at = excluded.started_at, "
+                "heartbeat_at = excluded.heartbeat_at, ended_at = NULL",
+                (tournament, state, host, now, now),
+            )
+        else:
+            self._execute(
+                "UPDATE runs SET state = ?, heartbeat_at = ?, ended_at = ? WHERE tournament = ?",
+                (state, now, now, tournament),
+            )
+
+    def beat_run(self, tournament: str) -> None:
+        self._execute("UPDATE runs SET heartbeat_at = ? WHERE tournament = ? AND state = ?",
+                      (time.time(), tournament, "running"))
+
+    def run_state(self, tournament: str) -> RunState | None:
+        rows = self._execute(
+            "SELECT state, host, started_at, heartbeat_at, ended_at FROM runs "
+            "WHERE tournament = ?", (tournament,))
+        if not rows:
+            return None
+        state, host, started, beat, ended = rows[0]
+        return RunState(tournament, str(state), str(host), float(started), float(beat),
+                        None if ended is None else float(ended))
+
     # -- deal secrets ----------------------------------------------------------------------
 
     def deal_secret(self, tournament: str) -> DealSecret:

@@ -185,6 +185,11 @@ class WebData:
         spec = self.spec(info)
         if spec is None:
             return None
+        if spec.secret_seed:
+            # How many matches is the same whatever the secret: count with a throwaway one.
+            from arena.engine import commitment as cm
+
+            spec = spec.with_secret(cm.new_secret())
         try:
             fmt = make_format(spec)
         except Exception:
@@ -272,14 +277,22 @@ class WebData:
                 "rows": [r.to_json() for r in s.leaderboard]}
 
     def progress(self, info: TournamentInfo, live_count: int = 0) -> JSON:
-        """Done, planned, pace and ETA (the pace is over the last few minutes of results)."""
+        """Done, planned, pace and ETA (the pace is over the last few minutes of results).
+
+        Running, stopped or finished is what the tournament's scheduler said of its run
+        (it beats every few seconds while it runs); only a store written before schedulers
+        said so falls back on how recent the last result is."""
         s = self.summary(info.name)
         planned = self.planned(info)
         now = time.time()
-        running = live_count > 0 or (
-            s.last_finished is not None and now - s.last_finished < RUNNING_WINDOW_S
-            and (planned is None or s.matches < planned)
-        )
+        run = self.store.run_state(info.name)
+        if run is not None:
+            running = run.is_running(now)
+        else:
+            running = live_count > 0 or (
+                s.last_finished is not None and now - s.last_finished < RUNNING_WINDOW_S
+                and (planned is None or s.matches < planned)
+            )
         rate = None
         if s.last_finished is not None:
             since = max(s.last_finished - 300.0, s.first_finished or s.last_finished)
@@ -296,9 +309,18 @@ class WebData:
         finished = planned is not None and s.matches >= planned
         if s.sprt is not None and s.sprt.get("decision") not in (None, "continue"):
             finished = True
+        if run is not None and run.state == "finished":
+            finished = True
+        secret = self.store.get_deal_secret(info.name)
+        if secret is not None and secret.revealed:
+            finished = True  # a secret is revealed when its tournament has ended
         return {
             "done": s.matches, "planned": planned, "running": bool(running and not finished),
             "finished": bool(finished), "matches_per_s": _finite(rate, 3),
+            "scheduler": None if run is None else {
+                "state": "finished" if finished else "running" if running else "stopped",
+                "host": run.host, "started_at": run.started_at, "heard_at": run.heartbeat_at,
+                "ended_at": run.ended_at},
             "eta_s": _finite(eta, 1), "deals": s.deals, "statuses": s.statuses,
             "first_finished_at": s.first_finished, "last_finished_at": s.last_finished,
         }
