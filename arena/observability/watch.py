@@ -111,7 +111,7 @@ class MatchView:
         self.tricks.clear()
         self.points.clear()
         self.other_actions.clear()
-        return f"deal {self.deal + 1}: {self.seat_name(self.dealer)} deals"
+        return f"deal {self.deal}: {self.seat_name(self.dealer)} deals"
 
     def _on_action(self, e: Mapping[str, Any]) -> str:
         seat = _int(e.get("seat"), -1)
@@ -165,7 +165,7 @@ class MatchView:
 
     def _on_redeal(self, e: Mapping[str, Any]) -> str:
         reason = str(e.get("reason", ""))
-        self.notes.append(f"deal {(self.deal or 0) + 1} dealt again: {reason}")
+        self.notes.append(f"deal {self.deal or 0} dealt again: {reason}")
         return f"redeal: {reason}"
 
     def _on_deal_end(self, e: Mapping[str, Any]) -> str:
@@ -240,7 +240,7 @@ class MatchView:
             title += f" - {self.tournament}"
         lines = [bold(title)]
         if self.deal is not None:
-            lines.append(f"Deal {self.deal + 1}, dealer {self.seat_name(self.dealer)}")
+            lines.append(f"Deal {self.deal}, dealer {self.seat_name(self.dealer)}")
         else:
             lines.append("Waiting for the first deal")
         lines.append("")
@@ -281,7 +281,7 @@ class MatchView:
         lines.append("")
         lines.append(bold("Deals"))
         for line in self.history[-history_lines:]:
-            lines.append(f"  {line.deal + 1:>3}. {self._describe_deal(line)}")
+            lines.append(f"  {line.deal:>3}. {self._describe_deal(line)}")
         if not self.history:
             lines.append("  -")
         for note in self.notes[-3:]:

@@ -490,10 +490,15 @@ def create_app(
         s = data.summary(name)
         rows = s.leaderboard
         hist = s.history
-        ci = svg.interval_chart([(r.player, r.rating, r.ci_low, r.ci_high) for r in rows])
+        # One colour a player on the whole page, in the order of the leaderboard.
+        colours = svg.colours_for([r.player for r in rows] + sorted(
+            {x["player"] for x in hist["series"]} - {r.player for r in rows}))
+        ci = svg.interval_chart([(r.player, r.rating, r.ci_low, r.ci_high) for r in rows],
+                                colours=colours)
         history_svg = svg.line_chart(
             hist["x"], [(x["player"], x["rating"]) for x in hist["series"]],
-            x_label="results counted", y_label="rating", label="rating history")
+            x_label="results counted", y_label="rating", label="rating history",
+            colours=colours)
         sprt_svg = None
         if s.sprt is not None and s.sprt["trace"]:
             sp = s.sprt
