@@ -105,6 +105,7 @@ class Gateway:
         routing_url: str | None = None,
         max_matches: int = 0,
         limits: StreamLimits | None = None,
+        store_url: str | None = None,
     ) -> None:
         self.generated_token = organiser_token is None
         self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
@@ -124,6 +125,7 @@ class Gateway:
             on_result=on_result,
             admission=Admission(max_matches=max_matches),
             routing_url=routing_url,
+            store_url=store_url,
         )
         self.health = health.aio.HealthServicer()
         self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
@@ -254,6 +256,7 @@ async def serve(
     results_path: str | None = None,
     routing_url: str | None = None,
     max_matches: int = 0,
+    store_url: str | None = None,
 ) -> None:
     """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
 
@@ -276,6 +279,7 @@ async def serve(
         on_result=on_result,
         routing_url=routing_url,
         max_matches=max_matches,
+        store_url=store_url,
     )
     metrics_server = (
         start_metrics_server(metrics_port, metrics_addr) if metrics_port is not None else None
@@ -286,6 +290,7 @@ async def serve(
         if metrics_server is not None:
             metrics_server.close()
         raise
+    gateway.matches.name = f"gateway {host}:{bound}"
     settle_heap()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -364,6 +369,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--results", default=None, help="append each finished match to this JSON-lines file"
     )
     parser.add_argument(
+        "--store",
+        metavar="URL",
+        default=None,
+        help="also keep every finished match in this results store (sqlite:///file.sqlite3 "
+        "or postgresql://...), where arena web --db URL shows it; its live events go beside "
+        "it, or to the --routing Redis",
+    )
+    parser.add_argument(
         "--routing",
         default=os.environ.get(ROUTING_ENV) or None,
         help="Redis URL through which tournament matches reach the bots connected here, "
@@ -411,6 +424,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 results_path=args.results,
                 routing_url=args.routing,
                 max_matches=args.max_matches,
+                store_url=args.store,
             )
         )
     except (OSError, MetricsSetupError) as exc:

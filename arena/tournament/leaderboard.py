@@ -154,7 +154,10 @@ def load_records(store: ResultStore, tournament: str | None) -> list[ResultRecor
         if tournament not in known:
             names = ", ".join(sorted(known)) or "none"
             raise StoreError(f"no tournament '{tournament}' in {store.url} (tournaments: {names})")
-    return list(store.iter_results(tournament))
+        return list(store.iter_results(tournament))
+    # Matches a gateway kept (arena serve --store) belong to no tournament: each has rules
+    # and a field of its own, and rating them together with a tournament would mislead.
+    return [r for r in store.iter_results(None) if r.tournament]
 
 
 def _num(value: float, digits: int = 1) -> str:
