@@ -40,6 +40,7 @@ from arena.engine.game import PUBLIC_TYPE, DealRecord, public_events
 from arena.engine.replay import replay_from_game
 from arena.match.fallback import fallback_action
 from arena.match.types import (
+    ACTION_MAX,
     JSON,
     DecisionRequest,
     MatchResult,
@@ -613,6 +614,8 @@ class _Match:
                 action = legal[texts.index(answer)]
             elif not isinstance(answer, str):
                 outcome, why = MALFORMED, f"expected action text, got {type(answer).__name__}"
+            elif len(answer) > ACTION_MAX:
+                outcome, why = MALFORMED, f"longer than {ACTION_MAX} characters"
             else:
                 try:
                     parsed = parse_action(answer)
@@ -798,6 +801,7 @@ async def run_match(
     status = "error"
     started = time.perf_counter()
     try:
+        await prepare_seats(seats)
         result = await match.play()
         status = result.status
         return result
@@ -805,6 +809,20 @@ async def run_match(
         m.MATCHES_RUNNING.dec()
         m.MATCHES_FINISHED_TOTAL.labels(status=status).inc()
         m.MATCH_DURATION_SECONDS.labels(status=status).observe(time.perf_counter() - started)
+
+
+async def prepare_seats(seats: Sequence[Seat]) -> None:
+    """Let the seats that need it get ready before the first deal, all at once: a bot
+    program starts and says hello (``StdioSeat.prepare``). Nobody's clock runs meanwhile.
+    A seat that fails to get ready says so in its own status and plays on as best it can
+    (a program that did not start times out at every decision)."""
+    waits = []
+    for seat in seats:
+        prepare = getattr(seat, "prepare", None)
+        if callable(prepare):
+            waits.append(prepare())
+    if waits:
+        await asyncio.gather(*waits)
 
 
 def resolve_seat(
@@ -819,6 +837,7 @@ def resolve_seat(
 
     ``random`` and ``greedy`` are built in; ``module:Class`` (or ``file.py:Class``) is
     imported and instantiated with the keywords it accepts (``seed``, ``rules``);
+    ``cmd:COMMAND`` is a program speaking the text protocol (:mod:`arena.stdio`);
     ``remote:NAME`` goes to ``resolver``.  Bots get a seed derived from the match seed by
     SHA-256 (never the match seed itself, which would reveal the deals).  ``threaded``
     runs a Python bot's decisions in a thread so that one that hangs can be timed out.
@@ -827,6 +846,10 @@ def resolve_seat(
     if ref in BUILTIN_BOTS:
         return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref,
                              with_match_id=False)
+    if ref.startswith("cmd:"):
+        from arena.stdio.seat import StdioSeat
+
+        return StdioSeat.from_ref(ref)
     if ref.startswith("remote:"):
         if resolver is None:
             raise ValueError(
@@ -842,7 +865,7 @@ def resolve_seat(
         return as_seat(bot, ref, threaded=threaded)
     raise ValueError(
         f"unknown bot {ref!r}: use {', '.join(sorted(BUILTIN_BOTS))}, "
-        "module:Class, file.py:Class or remote:NAME"
+        "module:Class, file.py:Class, cmd:COMMAND or remote:NAME"
     )
 
 

@@ -74,6 +74,7 @@ FAULT_TABLE = [
     ("not-text", "malformed", "malformed"),
     ("raise", "malformed", "malformed"),
     ("illegal", "illegal", "illegal"),
+    ("padded", "malformed", "malformed"),
 ]
 
 

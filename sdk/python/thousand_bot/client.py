@@ -187,6 +187,8 @@ class BotClient:
         self.max_attempts = max_attempts
         self.channel_options = channel_options or keepalive_channel_options()
         self.on_welcome = on_welcome
+        #: What the hello says wrote it (``Hello.client``).
+        self.client_name = f"thousand-bot-python/{__version__}"
         self.instance_id = ""
         self.decisions = 0
         self.sessions = 0
@@ -296,7 +298,7 @@ class BotClient:
                     name=self.bot.name,
                     version=self.bot.version,
                     max_concurrent_matches=self.bot.max_concurrent_matches,
-                    client=f"thousand-bot-python/{__version__}",
+                    client=self.client_name,
                     omit_events=not self.bot.wants_events(),
                 )
             )
