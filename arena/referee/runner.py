@@ -422,11 +422,13 @@ class _Match:
                                      return_when=asyncio.FIRST_COMPLETED)
         took = time.perf_counter() - t0
         if task in done:
-            answer, outcome, why = self._settled(task)
+            # Names of their own: compiled, ``answer`` above is typed as text, and a settled
+            # task's answer may be None.
+            settled, outcome, why = self._settled(task)
             error = None if task.cancelled() else task.exception()
             if outcome == MALFORMED and isinstance(error, Exception):
                 why = self._raised(st, error)
-            return answer, outcome, why, took, 0.0
+            return settled, outcome, why, took, 0.0
         task.cancel()
         self.cancelled.add(task)
         if self.stop_task is not None and self.stop_task in done:
