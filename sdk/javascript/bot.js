@@ -100,17 +100,17 @@ function beats(card, best, trump) {
 // Contract: the lowest contract offered. Play: declare a marriage when possible; when
 // leading, lead the strongest card; when following, take the trick as cheaply as
 // possible, else throw the cheapest card.
-function decide(obs, allLegal) {
-  const playable = allLegal.filter((a) => a !== 'concede');
-  const legal = playable.length > 0 ? playable : allLegal;
-  if (legal.includes('pass')) return 'pass';
-  const contracts = legal.filter((a) => verb(a) === 'contract');
+function decide(obs, legal) {
+  const playable = legal.filter((a) => a !== 'concede');
+  const choices = playable.length > 0 ? playable : legal;
+  if (choices.includes('pass')) return 'pass';
+  const contracts = choices.filter((a) => verb(a) === 'contract');
   if (contracts.length > 0) {
     contracts.sort((a, b) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]));
     return contracts[0];
   }
-  const plays = legal.filter((a) => ['play', 'marry'].includes(verb(a)));
-  if (plays.length === 0) return legal[0];
+  const plays = choices.filter((a) => ['play', 'marry'].includes(verb(a)));
+  if (plays.length === 0) return choices[0];
   const marriage = plays.find((a) => verb(a) === 'marry');
   if (marriage) return marriage;
   const trick = (obs.trick || []).filter((t) => t.card !== 'XX');
