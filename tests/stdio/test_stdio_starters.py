@@ -5,6 +5,7 @@ the heuristic their READMEs describe."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import subprocess
 from typing import Any
@@ -140,6 +141,5 @@ def test_a_request_the_starters_read_is_what_the_codec_reads_back() -> None:
     """The scenarios above are real requests: the codec's own reader gets them back."""
     for i, (obs, legal, _answer, _why) in enumerate(SCENARIOS):
         text = encode_request("m", f"m/{i}", obs, legal, 1000, 10000)
-        lines = iter(text.splitlines(keepends=True))
-        message = read_message(lambda: next(lines, ""))
+        message = read_message(io.StringIO(text).readline)
         assert message is not None and message.fields["legal"] == ",".join(legal)
