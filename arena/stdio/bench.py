@@ -90,8 +90,8 @@ def bench_stdio(
         "stdio": ("the same bot as a program, through the bridge",
                   [python, "-m", "thousand_bot.stdio.play", LOGIC]),
     }
-    for name, argv in (programs or {}).items():
-        runs[name] = (f"program {' '.join(argv)}", argv)
+    for name, command in (programs or {}).items():
+        runs[name] = (f"program {' '.join(command)}", command)
     samples = _Samples()
     services: list[Service] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-stdio-") as tmp:
