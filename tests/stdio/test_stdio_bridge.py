@@ -206,3 +206,15 @@ def test_the_bridge_refuses_bad_usage_in_one_line(gateway: GatewayThread) -> Non
     assert refused.returncode == 4 and "unknown token" in refused.stderr
     many = run("--instances", "2", "--transcript", "t.txt", "--", "true")
     assert many.returncode == 2 and "--instances 1" in many.stderr
+
+
+def test_a_gateway_runs_no_program_for_the_organiser(gateway: GatewayThread) -> None:
+    import grpc
+
+    channel, stub, md = gateway.organiser()
+    with channel, pytest.raises(grpc.RpcError) as refused:
+        stub.StartMatch(organiser_pb2.StartMatchRequest(bots=["cmd:/bin/sh -c 'rm -rf /'",
+                                                             "greedy", "random"]),
+                        metadata=md, timeout=30)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "a gateway does not run programs" in (refused.value.details() or "")

@@ -126,3 +126,31 @@ def test_a_duplicate_tournament_of_every_kind_of_bot_through_a_real_gateway(
     assert len(sets) == 4
     for decks in sets.values():
         assert len(decks) == 3 and all(d == decks[0] for d in decks)
+
+
+def test_a_program_is_a_tournament_participant(tmp_path: Path, starters: dict[str, Starter]
+                                               ) -> None:
+    """``cmd:`` in a spec: each match starts the program where it is played."""
+    from arena.tournament.executors import LocalExecutor
+    from arena.tournament.spec import SpecError
+
+    c = starters["c"].cmd
+    data = {
+        "name": "with-a-program", "seed": "cmd", "rules": "classic",
+        "participants": [{"name": "c", "bot": c}, "greedy", "random"],
+        "format": {"type": "duplicate", "seatings": "latin"}, "sets": 1, "max_deals": 2,
+        "executor": {"type": "local", "workers": 1},
+        "db": f"sqlite:///{tmp_path / 'results.sqlite3'}",
+    }
+    spec = validate_spec(data)
+    summary = run_tournament(spec, executor=LocalExecutor(1))
+    assert summary.finished and summary.played == 3
+    with ResultStore(spec.db) as store:
+        records = list(store.iter_results(spec.name, with_replay=True))
+    for rec in records:
+        assert rec.status == "completed" and rec.replay is not None
+        assert rp.verify(rec.replay) is None
+        stats = rec.seat_stats[rec.players.index("c")]
+        assert stats["decisions"] > 0 and stats["strikes"] == 0
+    with pytest.raises(SpecError, match=r"no program \./not-built-yet"):
+        validate_spec({**data, "participants": ["cmd:./not-built-yet", "greedy", "random"]})
