@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from docblocks import REPO, block
 from docs_shell import Shell, shape
-from stdio_support import LANGUAGES, Starter, readme_commands
+from stdio_support import HOSTILE, LANGUAGES, Starter, readme_commands
 
 from arena.server.limits import ACTION_MAX, StreamLimits
 from arena.server.processes import free_port
@@ -142,3 +143,34 @@ def test_a_newcomer_follows_a_starters_readme(
     assert "Result (completed" in on_gateway.stdout, on_gateway.stdout
     assert shlex.split(cd)[-1] == f"sdk/starters/{lang}"
     assert shutil.which(shlex.split(gateway)[0], path=sh.env["PATH"])
+
+
+def test_the_readme_and_the_sdk_readme_show_programs_as_bots(sh: Shell) -> None:
+    """README "For bot authors": the C starter built, played and put on a gateway; the SDK's
+    README: a program with options of its own behind the bridge."""
+    shutil.copytree(REPO / "sdk" / "starters" / "c", sh.cwd / "sdk" / "starters" / "c",
+                    ignore=shutil.ignore_patterns("mybot"))
+    build, match, bridge = block("README.md", "arena match cmd:./mybot greedy random").commands()
+    cd = build.split(" && ")[0]
+    sh.run(build)
+    played = sh.run(f"{cd} && {match}")
+    assert "Seats: 0:cmd:./mybot, 1:greedy, 2:random" in played.stdout
+    address, organiser = _gateway(sh)
+    sh.env["THOUSAND_BOT_GATEWAY"] = address  # the default gateway, as a reader's would be
+    token = sh.run(f"arena bot register readme-c --gateway {address} --token {organiser}")
+    sh.start(f"{cd} && {bridge}", "readme-bridge.log", BOT_TOKEN=token.stdout.split()[-1])
+    sh.wait_for("gateway.log", "bot readme-c connected")
+
+    program = sh.cwd / "mybot"
+    program.write_text(f"#!/bin/sh\n# its own options: \"$@\"\nexec {shlex.quote(sys.executable)} "
+                       f"{shlex.quote(str(HOSTILE))} honest\n")
+    program.chmod(0o755)
+    sdk = block("sdk/python/README.md", "thousand-bot run --stdio --gateway localhost:50051 --")
+    token = sh.run(f"arena bot register sdk-readme --gateway {address} --token {organiser}")
+    sh.env["THOUSAND_BOT_TOKEN"] = token.stdout.split()[-1]
+    sh.start(sdk.commands()[0].replace("localhost:50051", address), "sdk-bridge.log")
+    sh.wait_for("gateway.log", "bot sdk-readme connected")
+    for name in ("readme-c", "sdk-readme"):
+        on_gateway = sh.run(f"arena match --gateway {address} --token {organiser} "
+                            f"remote:{name} greedy random --max-deals 2")
+        assert "Result (completed" in on_gateway.stdout, on_gateway.stdout
