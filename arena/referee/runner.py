@@ -447,7 +447,10 @@ class _Match:
             return None, MALFORMED, "the seat cancelled its own decision"
         error = task.exception()
         if error is None:
-            return task.result(), OK, ""
+            result = task.result()
+            if not isinstance(result, BaseException):
+                return result, OK, ""
+            error = result  # a failure handed over as the result (errors.fail_decision)
         if isinstance(error, PlatformError):
             return None, PLATFORM, str(error)
         if isinstance(error, TimeoutError):

@@ -53,6 +53,7 @@ from thousand_bot.stdio.protocol import encode_request
 from arena.engine.game import Game
 from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, new_future
+from arena.referee.errors import fail_decision
 from arena.server.hub import BotHub, RemoteSeat
 from arena.server.limits import StreamLimits, escape
 from arena.stdio.command import parse_command, program_problem
@@ -78,8 +79,12 @@ def _log_sink(name: str) -> LogSink:
     return sink
 
 
-class StdioSeat(RemoteSeat):
-    """A seat played by a bot program (see the module's docstring)."""
+class StdioSeat:
+    """A seat played by a bot program (see the module's docstring).
+
+    It holds a :class:`RemoteSeat` rather than being one (a compiled class takes no
+    interpreted subclass): events go through it, to be numbered and skipped as for a
+    remote bot; requests are written here, as text."""
 
     in_process = False
 
@@ -98,7 +103,11 @@ class StdioSeat(RemoteSeat):
         hello_timeout_s: float | None = None,
         exit_grace_s: float = 2.0,
     ) -> None:
-        super().__init__(BotHub(limits), name)
+        self.hub = BotHub(limits)
+        self.bot = self.name = name
+        self._remote = RemoteSeat(self.hub, name)
+        #: Events only go onto the program's outgoing queue: the referee need not wait.
+        self.on_event_nowait = self._remote.on_event_nowait
         self.program = BotProgram(
             argv, launcher=launcher, cwd=cwd, env=env, stderr=log or _log_sink(name),
             stderr_max_bytes=log_max_bytes, transcript=transcript,
@@ -150,8 +159,7 @@ class StdioSeat(RemoteSeat):
         """The program is gone: what it was asked and had not answered times out now."""
         why = f"the bot's program {status.detail or status.state}"
         for future in list(self._waiting.values()):
-            if not future.done():
-                future.set_exception(TimeoutError(why))
+            fail_decision(future, TimeoutError(why))
 
     # --- decisions ---------------------------------------------------------------------
 
@@ -170,7 +178,8 @@ class StdioSeat(RemoteSeat):
             loop = stalls.loop if stalls is not None else asyncio.get_running_loop()
             future: asyncio.Future[str] = new_future(loop)
             status = self.session.status
-            future.set_exception(TimeoutError(f"the bot's program {status.detail or status.state}"))
+            why = f"the bot's program {status.detail or status.state}"
+            fail_decision(future, TimeoutError(why))
             return future
         if self._opening is None:  # a seat used without prepare(): started on first use
             self._opening = asyncio.ensure_future(self.session.open())
@@ -209,7 +218,13 @@ class StdioSeat(RemoteSeat):
                             clock)
 
     async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
-        return await self.submit_clocked(request, clock)
+        answer: Any = await self.submit_clocked(request, clock)
+        if isinstance(answer, BaseException):  # handed over by errors.fail_decision
+            raise answer
+        return str(answer)
 
     async def decide(self, request: DecisionRequest) -> str:
-        return await self.submit_clocked(request, BotClock())
+        return await self.decide_clocked(request, BotClock())
+
+    async def on_event(self, match_id: str, event: JSON) -> None:
+        self._remote.on_event_nowait(match_id, event)
