@@ -10,7 +10,9 @@ that the gateway plays itself, in alternating rounds so that both see the same m
 The figure is the time the gateway charges each decision: from the request written to
 the bot's stream to its answer read, which for the program includes the bridge, the pipes
 both ways and the text, each side written and read by the SDK's own codec. The difference
-between the two is what the text protocol adds; the goal is within 20 % of the SDK's.
+between the two medians is what the text protocol adds; the goal is within 20 % of the
+SDK's (the means are printed too: on a shared host they follow the few decisions that
+waited for a CPU).
 ``--program NAME=COMMAND`` measures any other program the same way (a starter bot).
 """
 
@@ -151,7 +153,9 @@ def bench_stdio(
         for name, (what, _) in runs.items()
     }
     sdk, stdio = kinds["sdk"], kinds["stdio"]
-    ratio = stdio["mean_us"] / sdk["mean_us"] if sdk["mean_us"] else float("nan")
+    # The median decision: on a shared host a few decisions wait for a CPU many times
+    # longer than the rest, and the mean follows them.
+    ratio = stdio["p50_us"] / sdk["p50_us"] if sdk["p50_us"] else float("nan")
     return {
         "build": compiled_status().reason,
         "logic": LOGIC,
@@ -160,10 +164,10 @@ def bench_stdio(
         "rounds": rounds,
         "seconds": round(elapsed, 1),
         "bots": kinds,
-        "added_us": round(stdio["mean_us"] - sdk["mean_us"], 1),
-        "added_p50_us": round(stdio["p50_us"] - sdk["p50_us"], 1),
+        "added_us": round(stdio["p50_us"] - sdk["p50_us"], 1),
+        "added_mean_us": round(stdio["mean_us"] - sdk["mean_us"], 1),
         "ratio": round(ratio, 3),
-        "ratio_p50": round(stdio["p50_us"] / sdk["p50_us"], 3) if sdk["p50_us"] else None,
+        "ratio_mean": round(stdio["mean_us"] / sdk["mean_us"], 3) if sdk["mean_us"] else None,
         "goal_ratio": GOAL,
         "within_goal": ratio <= GOAL,
         "cpus": os.cpu_count(),
@@ -214,8 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"({figures['decisions']:,} decisions; in the client from request read to "
               f"answer sent: p50 {figures['client_us_p50']:,.0f} us)")
     verdict = "within" if result["within_goal"] else "over"
-    print(f"  added by the text protocol: {result['added_us']:+,.0f} us a decision "
-          f"({result['ratio']:.2f}x the SDK's; p50 {result['ratio_p50']:.2f}x), "
+    print(f"  added by the text protocol: {result['added_us']:+,.0f} us at the median decision "
+          f"({result['ratio']:.2f}x the SDK's; the means {result['ratio_mean']:.2f}x), "
           f"{verdict} the goal of {GOAL:.2f}x")
     return 0
 
