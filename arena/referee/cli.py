@@ -17,10 +17,12 @@ import argparse
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import secrets
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -40,7 +42,7 @@ from arena.match.types import (
     TimeControl,
 )
 from arena.referee.clock import BotClock
-from arena.referee.runner import match_rules, resolve_seat, run_match
+from arena.referee.runner import match_rules, raised_at, resolve_seat, run_match
 from arena.referee.story import Story
 
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
@@ -153,9 +155,17 @@ DEFAULT_SEED = "1"
 
 
 def _untrusted(args: argparse.Namespace) -> bool:
-    """Whether a bot nobody here controls may sit at the table: a remote bot, or any bot a
-    gateway resolves (a registered name needs no ``remote:`` prefix there)."""
-    return bool(args.gateway) or any(b.startswith("remote:") for b in args.bots)
+    """Whether a bot nobody here controls may sit at the table: a remote bot, or on a
+    gateway a bare name that may be a registered bot (one needs no ``remote:`` prefix
+    there).  Built-in bots and Python classes are never remote, wherever they play."""
+    from arena.bots import BUILTIN_BOTS
+
+    for ref in args.bots:
+        if ref.startswith("remote:"):
+            return True
+        if args.gateway and ":" not in ref and ref not in BUILTIN_BOTS:
+            return True
+    return False
 
 
 def _spec_from_args(args: argparse.Namespace, on_gateway: bool = False) -> MatchSpec:
@@ -369,6 +379,11 @@ def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]
     """A channel, organiser stub and auth metadata for ``--gateway``."""
     if not args.gateway:
         raise UsageError("remote bots play on a gateway: give --gateway HOST:PORT and --token")
+    from thousand_bot.address import gateway_problem
+
+    problem = gateway_problem(args.gateway)
+    if problem:
+        raise UsageError(problem)
     token = args.token or os.environ.get(ORGANISER_TOKEN_ENV)
     if not token:
         raise UsageError(f"the gateway needs the organiser token: --token or {ORGANISER_TOKEN_ENV}")
@@ -468,6 +483,8 @@ class Probe:
         "ok": 0, "slow": 0, "timeout": 0, "illegal": 0, "malformed": 0, "error": 0,
     })
     lowest_bank_ms: int | None = None
+    #: The first exception the bot raised, with its traceback, for the report.
+    traceback: str | None = None
     match_index: int = 0
     stop: asyncio.Event | None = None
     max_problems: int = 10
@@ -554,7 +571,9 @@ class ProbeSeat:
             raise
         except Exception as exc:
             probe.latencies_ms.append(took_ms())
-            probe.add(request, "error", f"raised {type(exc).__name__}: {exc}")
+            probe.add(request, "error", f"raised {type(exc).__name__}: {exc} ({raised_at(exc)})")
+            if probe.traceback is None:
+                probe.traceback = "".join(traceback.format_exception(exc)).rstrip()
             raise
         elapsed = took_ms()
         # A threaded Python bot reports its own time, without the thread hand-off.
@@ -565,9 +584,11 @@ class ProbeSeat:
         elif elapsed > request.deadline_ms:
             # In time only thanks to the bank, which never refills: a bot this slow at
             # every decision forfeits a full match on time.
+            taken = elapsed - request.deadline_ms
+            left = max(0, round(request.time_bank_ms - taken))
             probe.add(request, "slow", f"answered after {elapsed:.0f} ms, over the "
-                      f"{request.deadline_ms} ms deadline: {elapsed - request.deadline_ms:.0f} "
-                      f"ms taken from the time bank ({request.time_bank_ms} ms left)")
+                      f"{request.deadline_ms} ms deadline: {taken:.0f} ms taken from the "
+                      f"time bank ({left} ms left of {request.time_bank_ms})")
         elif not isinstance(answer, str):
             probe.add(request, "malformed", f"answered {type(answer).__name__}, not text")
         elif answer not in request.legal:
@@ -628,6 +649,8 @@ def bot_check_parser() -> argparse.ArgumentParser:
 def bot_check_main(argv: Sequence[str] | None = None) -> int:
     """``arena bot-check``: exit 0 when the bot behaved, 1 when it did not, 2 on bad input."""
     args = bot_check_parser().parse_args(argv)
+    # The referee logs a bot's first error with its traceback; the report shows it instead.
+    logging.getLogger("arena.referee.runner").setLevel(logging.ERROR)
     try:
         report = asyncio.run(_bot_check(args))
     except (UsageError, ValueError) as exc:
@@ -730,6 +753,7 @@ def _report(args: argparse.Namespace, rules: JSON, probe: Probe, statuses: list[
         "latency_source": "events" if args.bot.startswith("remote:") else "bot",
         "protocol_errors": probe.protocol_errors,
         "problems": problems,
+        "traceback": probe.traceback,
         "stopped_early": len(problems) >= args.max_problems,
         "passed": not problems and bool(sum(probe.counts.values())),
     }
@@ -757,6 +781,9 @@ def _report_lines(report: JSON) -> list[str]:
     for p in report["problems"]:
         lines.append(f"  match {p['match']} deal {p['deal']} ({p['phase']}): {p['kind']}: "
                      f"{p['detail']}")
+    if report.get("traceback"):
+        lines.append("  the first error the bot raised, in full:")
+        lines.extend(f"    {line}" for line in report["traceback"].splitlines())
     if report["stopped_early"]:
         lines.append(f"  stopped after {len(report['problems'])} problems")
     if not report["decisions"]:

@@ -29,6 +29,7 @@ import inspect
 import json
 import logging
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -91,6 +92,34 @@ _CANCEL_GRACE_S = 1.0
 METRICS_FLUSH_INTERVAL_S = 1.0
 
 
+def _internal_dirs() -> tuple[str, ...]:
+    """Where the arena, the SDK and the standard library live: frames there are the
+    machinery around a bot, not the bot's own code."""
+    import os
+    import sysconfig
+
+    import thousand_bot
+
+    arena_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sdk_dir = os.path.dirname(os.path.abspath(thousand_bot.__file__ or ""))
+    return tuple(d + os.sep for d in (arena_dir, sdk_dir, sysconfig.get_paths()["stdlib"]))
+
+
+def raised_at(exc: BaseException) -> str:
+    """Where a bot's exception came from: the innermost frame of the bot's own code
+    (``mybot.py:12 in play: return 1 / 0``), else the innermost frame there is."""
+    import os
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "no traceback"
+    internal = _internal_dirs()
+    own = [f for f in frames if not os.path.abspath(f.filename).startswith(internal)]
+    frame = (own or frames)[-1]
+    line = f": {frame.line.strip()}" if frame.line else ""
+    return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}{line}"
+
+
 def match_rules(spec: MatchSpec) -> Rules:
     """The rules of a spec, with the spec's deal limit applied (``RulesError`` if invalid).
 
@@ -117,8 +146,8 @@ class _SeatState:
     """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
     __slots__ = ("bank_ms", "clocked", "decisions", "direct", "event_hook", "event_types",
-                 "in_process", "label", "name", "seat", "stats", "submit_game", "tally",
-                 "think_ms_max", "think_ms_total", "wants_events")
+                 "in_process", "label", "name", "raised", "seat", "stats", "submit_game",
+                 "tally", "think_ms_max", "think_ms_total", "wants_events")
 
     def __init__(self, seat: Seat, name: str, bank_ms: int, label: str | None = None) -> None:
         self.seat = seat
@@ -130,6 +159,8 @@ class _SeatState:
         self.decisions = 0
         self.think_ms_total = 0.0
         self.think_ms_max = 0.0
+        #: Exceptions the seat's bot raised in this match (the first is logged whole).
+        self.raised = 0
         self.in_process = bool(getattr(seat, "in_process", False))
         self.clocked = callable(getattr(seat, "decide_clocked", None))
         self.wants_events = bool(getattr(seat, "wants_events", True))
@@ -378,8 +409,8 @@ class _Match:
             try:
                 answer = await st.seat.decide(request)
             except Exception as exc:
-                return (None, MALFORMED, f"the bot raised {type(exc).__name__}: {exc}",
-                        time.perf_counter() - t0, 0.0)
+                took = time.perf_counter() - t0
+                return None, MALFORMED, self._raised(st, exc), took, 0.0
             return answer, OK, "", time.perf_counter() - t0, 0.0
         budget_s = self._budget_s(st)
         t0 = time.perf_counter()
@@ -391,7 +422,11 @@ class _Match:
                                      return_when=asyncio.FIRST_COMPLETED)
         took = time.perf_counter() - t0
         if task in done:
-            return (*self._settled(task), took, 0.0)
+            answer, outcome, why = self._settled(task)
+            error = None if task.cancelled() else task.exception()
+            if outcome == MALFORMED and isinstance(error, Exception):
+                why = self._raised(st, error)
+            return answer, outcome, why, took, 0.0
         task.cancel()
         self.cancelled.add(task)
         if self.stop_task is not None and self.stop_task in done:
@@ -492,6 +527,19 @@ class _Match:
             platform_total += pause
             pause = min(pause * 2, PLATFORM_RETRY_MAX_S)
 
+    def _raised(self, st: _SeatState, exc: BaseException) -> str:
+        """Why the answer is malformed when the bot raised: the error and the line of the
+        bot's code that raised it. The first error of a seat in a match is logged with its
+        traceback (later ones would repeat it, and a match of broken answers is long)."""
+        why = f"the bot raised {type(exc).__name__}: {exc} ({raised_at(exc)})"
+        st.raised += 1
+        if st.raised == 1:
+            log.warning(
+                "match %s: %s raised %s; the referee plays its fallback and counts a strike "
+                "(further errors of this seat are not shown whole)\n%s", self.spec.match_id,
+                st.name, type(exc).__name__, "".join(traceback.format_exception(exc)).rstrip())
+        return why
+
     def _request(self, p: int, st: _SeatState, texts: tuple[str, ...]) -> DecisionRequest:
         return DecisionRequest(
             match_id=self.spec.match_id,
@@ -544,9 +592,11 @@ class _Match:
                 if type(answer) is not str and inspect.isawaitable(answer):
                     answer = await answer
             except Exception as exc:
+                t1 = time.perf_counter()  # the bot's time, not that of reporting its error
                 answer, outcome = None, MALFORMED
-                why = f"the bot raised {type(exc).__name__}: {exc}"
-            t1 = time.perf_counter()
+                why = self._raised(st, exc)
+            else:
+                t1 = time.perf_counter()
             charged_s = t1 - t0
         else:
             answer, outcome, why, charged_s, platform_s = await self._ask_remote(p, st, texts)
@@ -796,7 +846,8 @@ def resolve_seat(
     """
     seed = seat_seed(spec.seed, index, ref)
     if ref in BUILTIN_BOTS:
-        return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref)
+        return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref,
+                             with_match_id=False)
     if ref.startswith("cmd:"):
         from arena.stdio.seat import StdioSeat
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from thousand_bot import __version__
+from thousand_bot.address import gateway_problem
 from thousand_bot.client import BotRejected
 from thousand_bot.runner import load_bot, run_bot
 
@@ -125,6 +126,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     if args.max_attempts is not None and args.max_attempts < 1:
         print("thousand-bot: --max-attempts must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    problem = gateway_problem(args.gateway)
+    if problem:
+        print(f"thousand-bot: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if args.bot and args.bot.startswith("cmd:") and command is None:
         try:
