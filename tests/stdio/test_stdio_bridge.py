@@ -222,3 +222,26 @@ def test_a_gateway_runs_no_program_for_the_organiser(gateway: GatewayThread) -> 
                         metadata=md, timeout=30)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "a gateway does not run programs" in (refused.value.details() or "")
+
+
+def test_bot_check_checks_a_program_on_a_gateway_as_it_checks_any_remote_bot(
+    gateway: GatewayThread, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from arena.referee.cli import bot_check_main
+
+    bridges = [Bridge(gateway, m, _hostile(m), tmp_path) for m in ("honest", "illegal")]
+    try:
+        _connected(gateway, bridges)
+        common = ["--gateway", gateway.address, "--token", gateway.organiser_token, "--deals",
+                  "2", "--json"]
+        assert bot_check_main(["remote:honest", *common]) == 0
+        honest = json.loads(capsys.readouterr().out)
+        assert honest["passed"] and honest["decisions"] > 10
+        assert bot_check_main(["remote:illegal", *common, "--max-problems", "3"]) == 1
+        illegal = json.loads(capsys.readouterr().out)
+        assert [p["kind"] for p in illegal["problems"]] == ["illegal"] * 3
+    finally:
+        for bridge in bridges:
+            bridge.stop()
