@@ -245,3 +245,28 @@ def test_bot_check_checks_a_program_on_a_gateway_as_it_checks_any_remote_bot(
     finally:
         for bridge in bridges:
             bridge.stop()
+
+
+def test_a_program_joins_a_gateways_hub_as_an_instance_of_a_registered_bot(
+    gateway: GatewayThread, tmp_path: Path
+) -> None:
+    """What a host of bot programs does (a sandbox starting them its own way): a
+    ProgramSession on the gateway's own hub. The gateway's remote seats hand it requests
+    as protobuf bytes; the program reads them as text."""
+    from thousand_bot.stdio.program import BotProgram
+
+    from arena.stdio.session import ProgramSession
+
+    gateway.register("hosted")
+    logged: list[str] = []
+    program = BotProgram(_hostile("honest"), stderr=logged.append)
+    session = ProgramSession(gateway.gateway.hub, "hosted", program, expected_name="hosted")
+    assert gateway.call(session.open())
+    assert session.status.state == "running"
+    assert gateway.gateway.hub.instances("hosted") == 1
+    result = _result(gateway, _start(gateway, ["hosted", "greedy", "random"], "hosted"))
+    assert result.status == "completed" and result.seat_stats[0].strikes == 0
+    assert result.seat_stats[0].decisions > 10
+    status = gateway.call(session.close("the host is done with it"))
+    assert status.state == "ok", status
+    assert gateway.gateway.hub.instances("hosted") == 0
