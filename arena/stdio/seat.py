@@ -7,13 +7,13 @@ awaits before the first deal, so a slow start costs no decision any time), says 
 plays every decision of the seat, and is told ``bye`` and stopped at the end
 (:meth:`StdioSeat.aclose`).
 
-The seat is a gateway's remote seat (:class:`~arena.server.hub.RemoteSeat`) on a hub of
-its own, with the program connected to that hub as the bot's one instance
+The seat plays through a gateway's remote seat (:class:`~arena.server.hub.RemoteSeat`) on
+a hub of its own, with the program connected to that hub as the bot's one instance
 (:class:`~arena.stdio.session.ProgramSession`): its answers are judged, refused, timed
 and cut off exactly as a gRPC bot's are. One difference: a program that has ended cannot
 come back the way a gRPC bot reconnects, so from then on the seat's decisions time out at
 once instead of each waiting out the clock; they cost the same strikes, and the match
-reaches its end (a forfeit at the strike limit) without waiting for nobody.
+reaches its end (a forfeit at the strike limit) without waiting for anybody.
 
 For a sandbox (or anything else that starts processes its own way), the interface:
 
@@ -36,8 +36,10 @@ For a sandbox (or anything else that starts processes its own way), the interfac
 * ``await seat.prepare()`` starts it, ``await seat.aclose()`` stops it (both idempotent).
 
 To run a program as an instance of a bot registered on a gateway instead (many matches
-through one process), connect a :class:`~arena.stdio.session.ProgramSession` to the
-gateway's hub.
+through one process), open a :class:`~arena.stdio.session.ProgramSession` on the
+gateway's hub (``ProgramSession(hub, name, BotProgram(argv, launcher=...),
+expected_name=name)``, then ``await session.open()``; ``await session.close(reason)`` ends
+it, and its ``status`` is the same as a seat's).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -379,10 +379,6 @@ class ProgramSession:
         if self._supervisor is not None:
             await asyncio.shield(self._supervisor)
         return self.status
-
-    def with_detail(self, state: str, detail: str) -> ProgramStatus:
-        """The status with another state and line (the seat's own findings)."""
-        return replace(self.status, state=state, detail=detail)
 
 
 def _request_text(message: bytes) -> tuple[bytes, str]:
