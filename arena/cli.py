@@ -353,6 +353,9 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "page and API latency of arena web on a store of 100,000 matches"),
     ("strength", "arena.bench.strength", "bench_main",
      "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
+    ("stdio", "arena.stdio.bench", "main",
+     "time a decision costs a bot program on the text protocol against the same bot over "
+     "gRPC"),
 ]
 
 

@@ -404,6 +404,9 @@ class _Match:
         """The seat's raw answer, the outcome so far, a reason when not ok, and the
         seconds charged to the seat and spent by the platform (a clocked seat is asked
         through :meth:`_ask_clocked` instead)."""
+        # Whatever the seat answered, text or not (compiled, a name typed ``str`` by its
+        # first assignment would refuse a bot's ``42`` with a TypeError).
+        answer: Any
         if st.in_process:
             t0 = time.perf_counter()
             try:
@@ -484,7 +487,10 @@ class _Match:
             return None, MALFORMED, "the seat cancelled its own decision"
         error = task.exception()
         if error is None:
-            return task.result(), OK, ""
+            result = task.result()
+            if not isinstance(result, BaseException):
+                return result, OK, ""
+            error = result  # a failure handed over as the result (errors.fail_decision)
         if isinstance(error, PlatformError):
             return None, PLATFORM, str(error)
         if isinstance(error, TimeoutError):

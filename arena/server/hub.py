@@ -374,6 +374,11 @@ class BotHub:
     def pending_count(self, bot: str) -> int:
         return sum(1 for p in self._pending.values() if p.bot == bot)
 
+    def waiting(self, bot: str, request_id: str) -> bool:
+        """Whether ``request_id`` of ``bot`` still waits for its answer."""
+        pending = self._pending.get(request_id)
+        return pending is not None and pending.bot == bot and not pending.future.done()
+
     def version(self, bot: str) -> str:
         return self._versions.get(bot, "")
 

@@ -189,6 +189,14 @@ class MatchManager:
                 )
             tc = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, strike_limit=strikes)
         refs = tuple(self._ref(ref) for ref in bots)
+        for ref in refs:
+            if ref.startswith("cmd:"):
+                # A gateway starts no program for whoever holds the organiser token.
+                raise MatchError(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"bot {ref[:80]!r}: a gateway does not run programs; connect the program "
+                    "with thousand-bot run --stdio -- COMMAND and name the bot it plays as",
+                )
         remote = any(ref.startswith(REMOTE_PREFIX) for ref in refs)
         for ref in refs:  # an unknown bot is the first thing to fix
             name = ref.removeprefix(REMOTE_PREFIX)

@@ -357,10 +357,20 @@ def builtin_bots() -> tuple[str, ...]:
 def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
     """Return why ``ref`` is not a usable bot reference, or None when it is."""
     if not isinstance(ref, str) or not ref:
-        return "must be a bot reference: random, greedy, module:Class or remote:NAME"
+        return ("must be a bot reference: random, greedy, module:Class, cmd:COMMAND or "
+                "remote:NAME")
     builtins = builtin_bots()
     if ref in builtins:
         return None
+    if ref.startswith("cmd:"):
+        from arena.stdio.command import parse_command, program_problem
+
+        try:
+            argv = parse_command(ref)
+        except ValueError as exc:
+            return str(exc)
+        problem = program_problem(argv) if check_imports else None
+        return f"bot '{ref}': {problem}" if problem else None
     if ref.startswith("remote:"):
         name = ref[len("remote:") :]
         if not _NAME_RE.match(name):
@@ -391,7 +401,7 @@ def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
         return None
     return (
         f"unknown bot '{ref}'{_suggest(ref, builtins)}: use {', '.join(builtins)}, "
-        "module:Class or remote:NAME"
+        "module:Class, cmd:COMMAND or remote:NAME"
     )
 
 

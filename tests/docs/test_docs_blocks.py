@@ -38,6 +38,8 @@ ILLUSTRATIONS: dict[tuple[str, str], str] = {
         "needs a remote bot connected to a routing gateway for its ten sets and a "
         "PostgreSQL database named arena; tests/tournament/test_tournament_remote.py "
         "plays remote bots from Celery workers",
+    ("docs/stdio.md", "bot                                                    arena"):
+        "a sequence diagram",
     ("docs/demo.md", "ARENA_ROUTING_URL=redis://HOST:6379/0 arena tournament run"):
         "what arena demo does by hand, against the demo's gateway and bots; "
         "test_the_demo_as_its_manual_prints_it runs the demo",
