@@ -123,6 +123,7 @@ class SandboxHost:
     """The sandboxing of this process's host, checked and ready."""
 
     bwrap: str
+    setpriv: str
     cgroups: CgroupMechanism
     state_dir: Path
     #: None when this process is not root: every seat then runs as the worker's own uid
@@ -169,6 +170,9 @@ class SandboxHost:
                 "bubblewrap is not installed (Debian package 'bubblewrap'; scripts/setup.sh "
                 "installs it)"
             )
+        setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+        if os.geteuid() == 0 and not os.path.exists(setpriv):
+            raise SandboxUnavailable("setpriv is missing (Debian package util-linux)")
         try:
             cgroups = detect()
         except CgroupError as exc:
@@ -202,8 +206,8 @@ class SandboxHost:
             ) from exc
         _become_subreaper()
         host = cls(
-            bwrap=bwrap, cgroups=cgroups, state_dir=state, uids=uids, seccomp=filter_path,
-            seccomp_note=note, etc_dir=etc, seats_dir=seats,
+            bwrap=bwrap, setpriv=setpriv, cgroups=cgroups, state_dir=state, uids=uids,
+            seccomp=filter_path, seccomp_note=note, etc_dir=etc, seats_dir=seats,
         )
         if not root:
             host.notes.append("not root: every seat runs as this process's uid")

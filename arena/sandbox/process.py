@@ -286,12 +286,15 @@ class Sandbox:
         if seccomp_fd is not None:
             script += f"{_SECCOMP_FD}<&{high[seccomp_fd]} "
         script += " ".join(f"{fd}<&-" for fd in high.values())
-        # bash, not sh: dash takes only one-digit fd numbers in redirections.
-        argv_full = ["/bin/bash", "--noprofile", "--norc", "-c", script, "gate",
-                     *self._bwrap_argv(argv, binds, env or {}, cwd)]
-        user: int | None = None
+        # bash, not sh: dash takes only one-digit fd numbers in redirections. The seat's
+        # uid is taken by setpriv after the gate rather than by Popen: Popen would then
+        # fork instead of vfork, running gRPC's fork handlers in the worker for nothing.
+        become: list[str] = []
         if self.host.uids is not None:
-            user = self.uid
+            become = [self.host.setpriv, f"--reuid={self.uid}", f"--regid={self.uid}",
+                      "--clear-groups", "--no-new-privs", "--"]
+        argv_full = ["/bin/bash", "--noprofile", "--norc", "-c", script, "gate", *become,
+                     *self._bwrap_argv(argv, binds, env or {}, cwd)]
         self.spawned_at = time.perf_counter()
         try:
             self.proc = subprocess.Popen(
@@ -300,9 +303,6 @@ class Sandbox:
                 stdout=stdout_w if stdout_w is not None else log_w,
                 stderr=log_w,
                 pass_fds=tuple(high.values()),
-                user=user,
-                group=user,
-                extra_groups=[] if user is not None else None,
                 start_new_session=True,
                 close_fds=True,
             )
