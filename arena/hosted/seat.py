@@ -47,6 +47,8 @@ BOT = "hosted"
 SOCKET_NAME = "seat.sock"
 #: How long a started bot has to open its seat's stream before it counts as start failed.
 DEFAULT_START_TIMEOUT_S = 20.0
+#: What a bot whose process ended "answers" to the decision it was thinking about.
+DEAD_ANSWER = "(no answer: the bot's process has ended)"
 #: Stream causes that are the bot breaking the protocol (see BotService and the hub).
 _PROTOCOL_CUTS = frozenset({"bad_hello", "corrupt", "flood", "unread", "stalled",
                             "too_many_streams"})
@@ -253,7 +255,9 @@ class HostedSeat:
             self.dead = f"its process ended: {self.exit.describe()}"
         fut = self._outstanding
         if fut is not None and not fut.done():
-            fut.set_exception(TimeoutError(self.dead))
+            # Answered for the bot with a text that is no action: the decision fails now
+            # (a strike) rather than when its time runs out. Later ones fail at once.
+            fut.set_result(DEAD_ANSWER)
 
     # -- the Seat protocol ------------------------------------------------------------
 
