@@ -18,14 +18,23 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2, organiser_pb2_grpc
+from thousand_bot.proto.thousand.v1 import (
+    bot_pb2,
+    hosted_pb2,
+    hosted_pb2_grpc,
+    organiser_pb2,
+    organiser_pb2_grpc,
+)
 
+from arena.hosted.check import Checker
+from arena.hosted.store import HostedStore
 from arena.match.types import MatchResult
 from arena.observability.exposition import MetricsSetupError, start_metrics_server
 from arena.observability.grpc_metrics import MetricsInterceptor
 from arena.referee.heap import settle_heap
 from arena.server.admission import Admission
 from arena.server.auth import Authenticator, BotRegistry, TokenWatch
+from arena.server.hosted import HostedService
 from arena.server.hub import BotHub
 from arena.server.interceptors import BOT_SERVICE, ORGANISER_SERVICE, TokenInterceptor
 from arena.server.limits import StreamLimits
@@ -41,6 +50,7 @@ DEFAULT_DB_PATH = "var/gateway.sqlite3"
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 DB_PATH_ENV = "ARENA_GATEWAY_DB"
 ROUTING_ENV = "ARENA_ROUTING_URL"
+STORE_ENV = "ARENA_DB_URL"
 #: Bot messages are a few hundred bytes; a megabyte leaves room for any rule variant and
 #: still refuses a flood early (RESOURCE_EXHAUSTED).
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
@@ -105,6 +115,7 @@ class Gateway:
         routing_url: str | None = None,
         max_matches: int = 0,
         limits: StreamLimits | None = None,
+        store_url: str | None = None,
     ) -> None:
         self.generated_token = organiser_token is None
         self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
@@ -127,6 +138,14 @@ class Gateway:
         )
         self.health = health.aio.HealthServicer()
         self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
+        #: The results store that keeps hosted bots (``--store``), and their checks.
+        self.store_url = store_url
+        self.hosted_store: HostedStore | None = None
+        self.checker: Checker | None = None
+        if store_url:
+            from arena.tournament.store import ResultStore
+
+            self.hosted_store = HostedStore(ResultStore(store_url, connect_retry=True))
         self._server: grpc.aio.Server | None = None
         self._bots: BotService | None = None
 
@@ -164,10 +183,16 @@ class Gateway:
             OrganiserService(self.registry, self.hub, self.matches, self.auth, self.watch),
             server,
         )
+        if self.hosted_store is not None:
+            self.checker = Checker(self.hosted_store)
+        hosted_pb2_grpc.add_HostedServiceServicer_to_server(
+            HostedService(self.auth, self.hosted_store, self.checker), server
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         names = (
             bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
             organiser_pb2.DESCRIPTOR.services_by_name["OrganiserService"].full_name,
+            hosted_pb2.DESCRIPTOR.services_by_name["HostedService"].full_name,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
             reflection.SERVICE_NAME,
         )
@@ -185,6 +210,8 @@ class Gateway:
         self._server = server
         if self.routing is not None:
             self.routing.start()
+        if self.checker is not None:
+            await self.checker.resume()
         return self.port
 
     async def stop(self, grace_s: float | None = None) -> None:
@@ -211,6 +238,8 @@ class Gateway:
             await self.matches.drain(grace)
             if self.routing is not None:
                 await self.routing.close(min(grace, 5.0))
+        if self.checker is not None:
+            await self.checker.close()
         await self._server.stop(grace=min(grace, 5.0))
         await self.matches.admission.close()
         if self._bots is not None:
@@ -253,6 +282,7 @@ async def serve(
     results_path: str | None = None,
     routing_url: str | None = None,
     max_matches: int = 0,
+    store_url: str | None = None,
 ) -> None:
     """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
 
@@ -275,6 +305,7 @@ async def serve(
         on_result=on_result,
         routing_url=routing_url,
         max_matches=max_matches,
+        store_url=store_url,
     )
     metrics_server = start_metrics_server(metrics_port, host) if metrics_port is not None else None
     try:
@@ -293,6 +324,8 @@ async def serve(
         print(f"metrics on http://{host}:{metrics_server.port}/metrics", flush=True)
     if gateway.generated_token:
         print(f"organiser token (generated, shown once): {gateway.organiser_token}", flush=True)
+    if gateway.hosted_store is not None:
+        print(f"hosted bots kept in {gateway.hosted_store.store.display_url}", flush=True)
     if gateway.routing is not None:
         problem = await gateway.routing.ping()
         where = gateway.routing.shown_url
@@ -357,6 +390,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="most matches played at once; more wait before their first deal (default 0: "
         "as many as the gateway plays without falling behind, found by admission control)",
     )
+    parser.add_argument(
+        "--store",
+        default=os.environ.get(STORE_ENV) or None,
+        help="the results store (sqlite:///FILE or postgresql://...) that keeps hosted bots: "
+        "with it, bots may submit versions here, checked in a sandbox on this host "
+        f"(env {STORE_ENV}; default: none, no hosted bots)",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level")
     return parser
 
@@ -391,6 +431,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 results_path=args.results,
                 routing_url=args.routing,
                 max_matches=args.max_matches,
+                store_url=args.store,
             )
         )
     except (OSError, MetricsSetupError) as exc:
