@@ -13,7 +13,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -26,15 +26,12 @@ from thousand_bot.proto.thousand.v1 import (
     organiser_pb2_grpc,
 )
 
-from arena.hosted.check import Checker
-from arena.hosted.store import HostedStore
 from arena.match.types import MatchResult
 from arena.observability.exposition import MetricsSetupError, start_metrics_server
 from arena.observability.grpc_metrics import MetricsInterceptor
 from arena.referee.heap import settle_heap
 from arena.server.admission import Admission
 from arena.server.auth import Authenticator, BotRegistry, TokenWatch
-from arena.server.hosted import HostedService
 from arena.server.hub import BotHub
 from arena.server.interceptors import BOT_SERVICE, ORGANISER_SERVICE, TokenInterceptor
 from arena.server.limits import StreamLimits
@@ -42,6 +39,10 @@ from arena.server.matches import MatchManager, ResultHook
 from arena.server.metrics import GatewayMetrics
 from arena.server.routing import RedisRouting, RoutingConfigError, check_url
 from arena.server.services import BotService, OrganiserService
+
+if TYPE_CHECKING:
+    from arena.hosted.check import Checker
+    from arena.hosted.store import HostedStore
 
 log = logging.getLogger("arena.server")
 
@@ -143,6 +144,7 @@ class Gateway:
         self.hosted_store: HostedStore | None = None
         self.checker: Checker | None = None
         if store_url:
+            from arena.hosted.store import HostedStore
             from arena.tournament.store import ResultStore
 
             self.hosted_store = HostedStore(ResultStore(store_url, connect_retry=True))
@@ -183,6 +185,10 @@ class Gateway:
             OrganiserService(self.registry, self.hub, self.matches, self.auth, self.watch),
             server,
         )
+        # Imported here: the hosted seats import the gateway's services (arena.server).
+        from arena.hosted.check import Checker
+        from arena.server.hosted import HostedService
+
         if self.hosted_store is not None:
             self.checker = Checker(self.hosted_store)
         hosted_pb2_grpc.add_HostedServiceServicer_to_server(

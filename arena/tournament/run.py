@@ -252,6 +252,10 @@ def run_tournament(
     played = 0
     tally = RatingTally() if gauges else None
     try:
+        if spec.has_hosted:
+            from arena.hosted.specs import pin_hosted
+
+            spec = pin_hosted(spec, store)
         store.register_tournament(spec)
         secret = None
         if spec.secret_seed:

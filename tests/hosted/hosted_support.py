@@ -82,3 +82,15 @@ def scheduled(index: int, bots: Sequence[str], *, tournament: str = "hosted-test
 def assert_verifies(replay: dict[str, object] | None) -> None:
     assert replay is not None
     assert verify(replay) is None  # type: ignore[arg-type]
+
+
+def register(port: int, organiser_token: str, name: str) -> str:
+    """Register a bot on a gateway; its token."""
+    import grpc
+    from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
+
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        reply = organiser_pb2_grpc.OrganiserServiceStub(channel).RegisterBot(
+            organiser_pb2.RegisterBotRequest(name=name),
+            metadata=[("authorization", f"Bearer {organiser_token}")], timeout=10)
+    return str(reply.token)
