@@ -36,6 +36,7 @@ from arena.server.interceptors import BOT_SERVICE
 from arena.server.limits import StreamLimits
 from arena.server.metrics import GatewayMetrics
 from arena.server.services import BotService
+from arena.stdio.seat import StdioSeat
 
 from . import status as st
 from .status import SeatRun
@@ -152,6 +153,8 @@ class HostedSeat:
         self.start_timeout_s = start_timeout_s
         self.hub = BotHub(StreamLimits(streams_per_bot=4, hello_timeout_s=10.0))
         self.remote = RemoteSeat(self.hub, BOT)
+        #: A binary bot's bridge (the text protocol on its stdin and stdout).
+        self.program: StdioSeat | None = None
         self.sandbox: Sandbox | None = None
         self.exit: SandboxExit | None = None
         self.connected_at: float | None = None
@@ -187,6 +190,9 @@ class HostedSeat:
             raise PlatformFault(str(exc)) from exc
         sandbox = Sandbox(self.limits, label=f"seat{self.seat}")
         self.sandbox = sandbox
+        if self.bot.runtime == "binary":
+            await self._start_program(spec.argv)
+            return
         try:
             seat_dir = sandbox.prepare()
             socket_path = seat_dir / SOCKET_NAME
@@ -213,6 +219,42 @@ class HostedSeat:
         if self.connected_at is None and self.dead is None:
             self.dead = f"it did not open its seat's stream within {self.start_timeout_s:g} s"
             self.exit = await sandbox.stop()
+
+    async def _start_program(self, argv: list[str]) -> None:
+        """A binary bot: the referee's text-protocol bridge, its program in the sandbox."""
+        from .program import SandboxLauncher
+
+        sandbox = self.sandbox
+        assert sandbox is not None
+        try:
+            sandbox.prepare()
+        except SandboxError as exc:
+            await self.aclose()
+            raise PlatformFault(f"seat {self.seat} ({self.bot.name}): {exc}") from exc
+        launcher = SandboxLauncher(sandbox, [Bind(self.bot.files, BOT_DIR)], BOT_DIR)
+        program = StdioSeat(argv, name=BOT, launcher=launcher, log=lambda line: None,
+                            hello_timeout_s=self.start_timeout_s)
+        self.program = program
+        self.remote = program
+        self.hub = program.hub
+        try:
+            await asyncio.wait_for(program.prepare(), self.start_timeout_s + 5.0)
+        except (SandboxError, OSError, TimeoutError) as exc:
+            if sandbox.ready_at is None:
+                self.exit = await sandbox.stop()
+                await self.aclose()
+                raise PlatformFault(f"seat {self.seat} ({self.bot.name}): {exc}") from exc
+        if sandbox.ready_at is None:
+            self.exit = await sandbox.stop()
+            await self.aclose()
+            raise PlatformFault(f"seat {self.seat} ({self.bot.name}): "
+                                f"{self.exit.describe()}")
+        if program.status.ok:
+            self.connected_at = time.perf_counter()
+        else:
+            self.dead = program.status.detail or program.status.state
+        if sandbox.proc is not None:
+            self._watcher = asyncio.ensure_future(self._watch())
 
     async def _serve(self, path: Path) -> None:
         from arena.server.app import keepalive_options
@@ -298,6 +340,9 @@ class HostedSeat:
     async def aclose(self) -> None:
         """Stop the bot (every process of its seat) and its socket."""
         self._over = True
+        if self.program is not None:
+            with contextlib.suppress(Exception):
+                await self.program.aclose()
         if self._watcher is not None and not self._watcher.done():
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -328,6 +373,24 @@ class HostedSeat:
         out.status, out.detail = self._judge(exit_, stats, forfeit)
         return out
 
+    def _judge_program(self, exit_: SandboxExit, stats: SeatStats | None,
+                       forfeit: bool) -> tuple[str, str] | None:
+        """A binary bot: the bridge's verdict on its protocol, in the seat's statuses."""
+        from arena.stdio import session as ss
+
+        assert self.program is not None
+        status = self.program.status
+        detail = status.detail or status.state
+        if status.state == ss.PROTOCOL_ERROR:
+            return st.PROTOCOL_ERROR, detail
+        if status.state == ss.START_FAILED or self.connected_at is None:
+            return st.START_FAILED, detail
+        if status.state == ss.CRASHED or self._exited_during_match:
+            return st.CRASH, f"{exit_.describe()} before its match ended"
+        if status.state == ss.TIMEOUT and not (stats is not None and stats.timeouts):
+            return st.TIMEOUT, detail
+        return None
+
     def _judge(self, exit_: SandboxExit | None, stats: SeatStats | None,
                forfeit: bool) -> tuple[str, str]:
         if exit_ is None or exit_.sandbox_error:
@@ -337,6 +400,10 @@ class HostedSeat:
             return st.MEMORY_LIMIT, f"killed at its memory limit of {self.limits.memory_mb} MiB"
         if exit_.cpu_limit:
             return st.CPU_LIMIT, f"killed at its CPU time limit of {self.limits.cpu_s} s"
+        if self.program is not None:
+            judged = self._judge_program(exit_, stats, forfeit)
+            if judged is not None:
+                return judged
         if self.connected_at is None:
             if self._exited_during_match:
                 return st.START_FAILED, f"it never opened its seat's stream: {exit_.describe()}"

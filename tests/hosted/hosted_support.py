@@ -59,6 +59,18 @@ def node_bot(root: Path, name: str = "node") -> Path:
     return folder
 
 
+def binary_bot(root: Path, name: str = "cbot", source: Path | None = None) -> Path:
+    """The C starter bot, compiled with the host's C compiler, as a ``binary`` hosted bot."""
+    import subprocess
+
+    folder = root / name
+    folder.mkdir()
+    src = source or REPO / "sdk" / "starters" / "c" / "mybot.c"
+    subprocess.run(["cc", "-O2", "-o", str(folder / "mybot"), str(src)], check=True)
+    (folder / "bot.toml").write_text('runtime = "binary"\nentry = "mybot"\n')
+    return folder
+
+
 def add_passed(store: ResultStore, name: str, folder: Path) -> Version:
     """Store a version and mark it passed (the check match is tested on its own)."""
     hosted = HostedStore(store)

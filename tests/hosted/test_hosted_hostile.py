@@ -89,8 +89,8 @@ for d in (os.environ["HOME"], "/tmp"):
         print("full", d, e.strerror, file=sys.stderr)
 """, "", "ok"),
     # Its own forks take every process it may have: gRPC can start no thread any more, so
-    # the bot cannot answer (it never connects, or it forfeits on time, depending on when
-    # gRPC next needs a thread); nothing else on the host notices.
+    # the bot cannot play on (it never connects, it forfeits on time, or gRPC aborts it,
+    # depending on when gRPC next needs a thread); nothing else on the host notices.
     "forkbomb": ("", """
 import os, sys, time
 n = 0
@@ -101,7 +101,7 @@ try:
         n += 1
 except OSError as e:
     print("forks refused after", n, e.strerror, file=sys.stderr, flush=True)
-""", "timeout|start_failed"),
+""", "timeout|start_failed|crash"),
     "daemon": ("""
 import os, time
 if os.fork() == 0:
@@ -152,6 +152,25 @@ s.sendall(b"\\x16\\x03\\x01 hello? " * 100)
 time.sleep(10 ** 6)
 """, "", "start_failed"),
 }
+
+
+#: Binary bots (any executable: here shell scripts) that break the text protocol:
+#: name -> (the program, the status it must get).
+PROGRAMS: dict[str, tuple[str, str]] = {
+    "binary-garbage": ("#!/bin/sh\nwhile :; do echo 'garbage, not the protocol'; done\n",
+                       "protocol_error"),
+    "binary-mute": ("#!/bin/sh\nexec sleep 100000\n", "start_failed"),
+    "binary-exit": ("#!/bin/sh\necho 'no hello: I leave' >&2\nexit 3\n", "start_failed"),
+}
+
+
+def _program(root: Path, name: str) -> Path:
+    folder = root / name
+    folder.mkdir()
+    (folder / "bot.toml").write_text('runtime = "binary"\nentry = "run.sh"\n')
+    (folder / "run.sh").write_text(PROGRAMS[name][0])
+    os.chmod(folder / "run.sh", 0o755)
+    return folder
 
 
 def _source(attack: str, constants: str) -> str:
@@ -254,6 +273,8 @@ def arena() -> Iterator[Arena]:
                     name: add_passed(store, name, python_bot(root, name, _source(name, constants)))
                     for name in ATTACKS
                 }
+                versions.update({name: add_passed(store, name, _program(root, name))
+                                 for name in PROGRAMS})
                 outcomes = asyncio.run(_play_all(store, versions, honest_py.ref, honest_js.ref))
             finally:
                 gateway.stop()
@@ -287,7 +308,7 @@ async def _play_all(store: ResultStore, versions: dict, honest_py: str,  # type:
                           decision_ms=300 if quick else 2000, bank_ms=300 if quick else 4000)
         limits = Limits(memory_mb=192, pids=64, cpus=0.5, cpu_s=2 if name == "cpu" else 60,
                         output_kb=512, wall_s=120)
-        timeout = 5.0 if name == "silent" else 30.0
+        timeout = 5.0 if name in ("silent", "binary-mute") else 30.0
         games.append((name, match, limits, timeout))
     for k, bots_ in enumerate(([honest_py, honest_js, "greedy"], [honest_js, "random", honest_py])):
         games.append((f"honest-{k}", scheduled(100 + k, bots_, max_deals=3), Limits(), 30.0))
@@ -314,11 +335,12 @@ def _log(outcome: Outcome) -> str:
     return outcome.runs[0].log.decode("utf-8", "replace")
 
 
-@pytest.mark.parametrize("attack", sorted(ATTACKS))
+@pytest.mark.parametrize("attack", sorted([*ATTACKS, *PROGRAMS]))
 def test_each_attack_gets_its_status(arena: Arena, attack: str) -> None:
     outcome = arena.outcomes[attack]
     run = outcome.runs[0]
-    assert run.status in ATTACKS[attack][2].split("|"), (run, _log(outcome)[-2000:])
+    expected = ATTACKS[attack][2] if attack in ATTACKS else PROGRAMS[attack][1]
+    assert run.status in expected.split("|"), (run, _log(outcome)[-2000:])
     assert len(run.log) <= 64 * 1024
     assert_verifies(outcome.result.replay)
 

@@ -1,9 +1,9 @@
 """Tournaments and leagues of hosted bots, named ``hosted:NAME`` in the spec like any bot.
 
-A duplicate tournament of hosted Python and Node bots on Celery workers gives the same
-results, match for match, as the same bots connected as remote clients to a gateway with
-the same seed; each version is rated as its own entrant; a league takes in a new version
-at its next round.
+A duplicate tournament of hosted Python, Node and binary bots on Celery workers gives the
+same results, match for match, as the same bots connected as remote clients to a gateway
+(the binary one through ``thousand-bot run --stdio``) with the same seed; each version is
+rated as its own entrant; a league takes in a new version at its next round.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hosted_support import REPO, add_passed, node_bot, python_bot, register
+from hosted_support import REPO, add_passed, binary_bot, node_bot, python_bot, register
 
 from arena.server.processes import GatewayProcess
 from arena.tournament.executors import CeleryExecutor, InlineExecutor, make_executor
@@ -39,8 +39,10 @@ def test_hosted_on_celery_equals_remote_clients(scratch: Path, broker: str,
     db = f"sqlite:///{scratch / 'results.sqlite3'}"
     store = ResultStore(db)
     py_folder, js_folder = python_bot(scratch, "py"), node_bot(scratch)
+    c_folder = binary_bot(scratch)
     py = add_passed(store, "py", py_folder)
     js = add_passed(store, "js", js_folder)
+    c = add_passed(store, "c", c_folder)
 
     # The same bots as remote clients of a gateway, matches reaching them through Redis.
     gateway = GatewayProcess.start(db_path=scratch / "gateway.sqlite3",
@@ -59,8 +61,13 @@ def test_hosted_on_celery_equals_remote_clients(scratch: Path, broker: str,
         clients.append(subprocess.Popen(
             ["node", "bot.js", "--gateway", f"127.0.0.1:{gateway.port}"], cwd=js_folder,
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        env = dict(os.environ, THOUSAND_BOT_TOKEN=register(gateway.port, ORG, "c-remote"))
+        clients.append(subprocess.Popen(
+            [sys.executable, "-m", "thousand_bot", "run", "--stdio", "--gateway",
+             f"127.0.0.1:{gateway.port}", "--", "./mybot"], cwd=c_folder, env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         remote = _spec("as-remote", {"py": "remote:py-remote", "js": "remote:js-remote",
-                                     "greedy": "greedy"}, db)
+                                     "c": "remote:c-remote"}, db)
         with make_executor("local", workers=2, routing_url=broker) as executor:
             run_tournament(remote, store=store, executor=executor)  # type: ignore[arg-type]
     finally:
@@ -70,7 +77,7 @@ def test_hosted_on_celery_equals_remote_clients(scratch: Path, broker: str,
         gateway.stop()
 
     start_worker(pool="prefork", concurrency=2, env={"ARENA_BOT_CACHE": str(scratch / "cache")})
-    hosted = _spec("as-hosted", {"py": "hosted:py", "js": "hosted:js", "greedy": "greedy"}, db)
+    hosted = _spec("as-hosted", {"py": "hosted:py", "js": "hosted:js", "c": "hosted:c"}, db)
     executor = CeleryExecutor(broker=broker, poll_s=0.1)
     try:
         run_tournament(hosted, store=store, executor=executor)  # type: ignore[arg-type]
@@ -87,9 +94,9 @@ def test_hosted_on_celery_equals_remote_clients(scratch: Path, broker: str,
         assert sum(ra.strikes) == sum(rb.strikes) == 0
     # Each hosted version is its own entrant, named by its hash.
     players = {p for r in b.values() for p in r.players}
-    assert players == {f"py@{py.short}", f"js@{js.short}", "greedy"}
+    assert players == {f"py@{py.short}", f"js@{js.short}", f"c@{c.short}"}
     bots = {x for r in b.values() for x in r.bots}
-    assert {py.ref, js.ref} <= bots
+    assert bots == {py.ref, js.ref, c.ref}
 
 
 def test_a_league_takes_a_new_version_at_its_next_round(scratch: Path) -> None:
