@@ -387,6 +387,29 @@ class Sandbox:
             os.close(fd)
         self._helpers = []
 
+    def _reap_orphans(self, timeout_s: float = 1.0) -> None:
+        """Reap the seat's processes that ended as this process's children: those the pid
+        namespace's end hands to the nearest subreaper. A process of the seat's own uid is
+        the seat's and nobody else waits for it."""
+        if self.uid_lease is None:
+            return
+        uid = self.uid_lease.uid
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = 0
+            for pid in _children():
+                state = _uid_and_state(pid)
+                if state is None or state[0] != uid:
+                    continue
+                if state[1] == "Z":
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(pid, os.WNOHANG)
+                else:
+                    left += 1
+            if not left or time.monotonic() > deadline:
+                return
+            time.sleep(0.005)
+
     def _on_output(self) -> None:
         fd = self._log_fd
         if fd is None:
@@ -485,6 +508,7 @@ class Sandbox:
             if self._output == before:
                 break
         self._reap_helpers()
+        self._reap_orphans()
         result = self._judge(stopped)
         if killed_error and not result.sandbox_error:
             result.sandbox_error = killed_error
@@ -572,3 +596,31 @@ class Sandbox:
         if self.uid_lease is not None:
             self.uid_lease.release()
             self.uid_lease = None
+
+
+def _children() -> list[int]:
+    """This process's children (of every thread), from /proc."""
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for tid in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError), open(f"/proc/self/task/{tid}/children") as f:
+                out += [int(x) for x in f.read().split()]
+    return out
+
+
+def _uid_and_state(pid: int) -> tuple[int, str] | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            text = f.read()
+    except OSError:
+        return None
+    uid = state = None
+    for line in text.splitlines():
+        if line.startswith("State:"):
+            state = line.split()[1]
+        elif line.startswith("Uid:"):
+            uid = int(line.split()[1])
+            break
+    if uid is None or state is None:
+        return None
+    return uid, state
