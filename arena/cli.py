@@ -355,6 +355,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "gateway memory after many finished full-length matches"),
     ("web", "arena.web.bench", "bench_main",
      "page and API latency of arena web on a store of 100,000 matches"),
+    ("hosted", "arena.hosted.bench", "main",
+     "sandbox start, time per decision and games/s of hosted bots, against remote clients"),
     ("strength", "arena.bench.strength", "bench_main",
      "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
 ]
