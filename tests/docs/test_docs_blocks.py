@@ -38,9 +38,9 @@ ILLUSTRATIONS: dict[tuple[str, str], str] = {
         "needs a remote bot connected to a routing gateway for its ten sets and a "
         "PostgreSQL database named arena; tests/tournament/test_tournament_remote.py "
         "plays remote bots from Celery workers",
-    ("docs/demo.md", "ARENA_ROUTING_URL=redis://HOST:6379/0 arena tournament run"):
-        "what arena demo does by hand, against the demo's gateway and bots; "
-        "test_the_demo_as_its_manual_prints_it runs the demo",
+    ("docs/demo.md", "arena tournament run examples/main.yaml --broker redis://HOST"):
+        "what arena demo does by hand, against the demo's gateway, submitted bots and "
+        "workers; test_the_demo_as_its_manual_prints_it runs the demo",
 }
 
 
