@@ -179,10 +179,29 @@ class SeatCgroup:
             _rmdir(path, deadline)
 
 
+def _owner_gone(name: str) -> bool:
+    """Whether the worker that made seat cgroup ``name`` (``LABEL-PID-N-HEX``) is gone."""
+    parts = name.rsplit("-", 3)
+    if len(parts) != 4 or not parts[1].isdigit():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 class CgroupMechanism:
     """How seats get their cgroups on this host; one is chosen per process."""
 
     name = "cgroup"
+
+    def sweep(self) -> int:
+        """Remove the seat cgroups of workers that died without cleaning up (killed with
+        their matches), ending any process left in them; how many were removed."""
+        raise NotImplementedError
 
     def describe(self) -> str:
         raise NotImplementedError
@@ -254,6 +273,25 @@ class CgroupV1(CgroupMechanism):
                 raise CgroupError(f"cannot create cgroup {parent}: {exc.strerror}") from exc
             parents[controller] = parent
         return cls(parents)
+
+    def sweep(self) -> int:
+        names: set[str] = set()
+        for parent in self.parents.values():
+            with contextlib.suppress(OSError):
+                names.update(p.name for p in parent.iterdir() if p.is_dir())
+        removed = 0
+        for name in sorted(n for n in names if _owner_gone(n)):
+            dirs = {c: p / name for c, p in self.parents.items() if (p / name).is_dir()}
+            if "pids" in dirs and "memory" in dirs and "cpu" in dirs:
+                with contextlib.suppress(CgroupError):
+                    _V1Seat(name, dirs).remove(timeout_s=2.0)
+                    removed += 1
+            else:
+                for path in dirs.values():
+                    with contextlib.suppress(CgroupError):
+                        _kill_all(path / "cgroup.procs", time.monotonic() + 2.0)
+                        _rmdir(path, time.monotonic() + 2.0)
+        return removed
 
     def describe(self) -> str:
         where = ", ".join(str(p) for c, p in self.parents.items() if c in CONTROLLERS)
@@ -401,6 +439,16 @@ class CgroupV2(CgroupMechanism):
         except OSError as exc:
             raise CgroupError(f"cannot create cgroup {root}: {exc.strerror}") from exc
         return cls.at(root)
+
+    def sweep(self) -> int:
+        removed = 0
+        with contextlib.suppress(OSError):
+            for path in sorted(self.root.iterdir()):
+                if path.is_dir() and _owner_gone(path.name):
+                    with contextlib.suppress(CgroupError):
+                        _V2Seat(path.name, path).remove(timeout_s=2.0)
+                        removed += 1
+        return removed
 
     def describe(self) -> str:
         return f"cgroup v2 (memory, pids, cpu under {self.root})"

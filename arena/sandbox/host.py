@@ -205,6 +205,12 @@ class SandboxHost:
                 f"cannot prepare the sandbox directory {state}: {exc}"
             ) from exc
         _become_subreaper()
+        # What a worker killed mid-match left behind: its seats' cgroups and directories.
+        cgroups.sweep()
+        with contextlib.suppress(OSError):
+            for entry in (state / "seats").iterdir():
+                if _dead_owner(entry.name):
+                    shutil.rmtree(entry, ignore_errors=True)
         host = cls(
             bwrap=bwrap, setpriv=setpriv, cgroups=cgroups, state_dir=state, uids=uids,
             seccomp=filter_path, seccomp_note=note, etc_dir=etc, seats_dir=seats,
@@ -276,3 +282,9 @@ def _become_subreaper() -> None:
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _dead_owner(name: str) -> bool:
+    from arena.sandbox.cgroups import _owner_gone
+
+    return _owner_gone(name)

@@ -263,3 +263,23 @@ def test_cgroup_v2_mechanics_on_this_kernel() -> None:
         assert not seat.dirs[""].exists()
     finally:
         root.rmdir()
+
+
+def test_what_a_killed_worker_left_is_swept() -> None:
+    """A worker killed mid-match leaves its seats' cgroups (and maybe a process in one):
+    the next worker on the host removes them, ending what is left."""
+    import subprocess
+
+    host = SandboxHost.get()
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid nobody has any more: the dead worker's
+    seat = host.cgroups.create(Limits(), label="seat0")
+    name = f"seat0-{gone.pid}-1-abcdef"
+    for path in seat.dirs.values():
+        path.rename(path.parent / name)
+    left = subprocess.Popen(["sleep", "1000"])
+    for path in seat.dirs.values():
+        (path.parent / name / "cgroup.procs").write_text(str(left.pid))
+    assert host.cgroups.sweep() >= 1
+    assert left.wait(timeout=5) == -9
+    assert all(not (p.parent / name).exists() for p in seat.dirs.values())
