@@ -22,9 +22,10 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import zstandard
 
@@ -157,9 +158,12 @@ def parse_ref(ref: str) -> tuple[str, str | None]:
 class HostedStore:
     """The hosted tables of a results store (created on first use when writable)."""
 
+    #: Stores whose tables exist already (a worker makes a HostedStore per match).
+    _known: ClassVar[weakref.WeakSet[ResultStore]] = weakref.WeakSet()
+
     def __init__(self, store: ResultStore) -> None:
         self.store = store
-        self._ready = False
+        self._ready = store in HostedStore._known
 
     def _ensure(self) -> None:
         if self._ready:
@@ -173,6 +177,7 @@ class HostedStore:
                     if "already exists" not in str(exc):
                         raise
         self._ready = True
+        HostedStore._known.add(self.store)
 
     def _exec(self, stmt: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._ensure()
