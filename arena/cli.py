@@ -335,6 +335,10 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "register, list, revoke or rotate bots on a gateway (organiser token)"),
     ("bots", "arena.referee.bots_cli", "bots_main",
      "list the built-in bots, or compare two on seeded games"),
+    ("doctor", "arena.sandbox.doctor", "doctor_main",
+     "which isolation hosted bots get on this host (sandbox, cgroups, uids, seccomp)"),
+    ("runtimes", "arena.sandbox.runtimes", "runtimes_main",
+     "install or list the runtimes of hosted bots (python, node)"),
 ]
 _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("gateway", "arena.server.bench", "main",
@@ -351,6 +355,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "gateway memory after many finished full-length matches"),
     ("web", "arena.web.bench", "bench_main",
      "page and API latency of arena web on a store of 100,000 matches"),
+    ("hosted", "arena.hosted.bench", "main",
+     "sandbox start, time per decision and games/s of hosted bots, against remote clients"),
     ("strength", "arena.bench.strength", "bench_main",
      "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
     ("stdio", "arena.stdio.bench", "main",

@@ -410,7 +410,9 @@ class _Match:
         if st.in_process:
             t0 = time.perf_counter()
             try:
-                answer = await st.seat.decide(request)
+                # Any, not the str the seat promises: compiled code would check that type
+                # at every later assignment, and the answer of a seat that failed is None.
+                answer: Any = await st.seat.decide(request)
             except Exception as exc:
                 took = time.perf_counter() - t0
                 return None, MALFORMED, self._raised(st, exc), took, 0.0

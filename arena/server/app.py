@@ -13,12 +13,18 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2, organiser_pb2_grpc
+from thousand_bot.proto.thousand.v1 import (
+    bot_pb2,
+    hosted_pb2,
+    hosted_pb2_grpc,
+    organiser_pb2,
+    organiser_pb2_grpc,
+)
 
 from arena.match.types import MatchResult
 from arena.observability.exposition import MetricsSetupError, start_metrics_server
@@ -34,6 +40,10 @@ from arena.server.metrics import GatewayMetrics
 from arena.server.routing import RedisRouting, RoutingConfigError, check_url
 from arena.server.services import BotService, OrganiserService
 
+if TYPE_CHECKING:
+    from arena.hosted.check import Checker
+    from arena.hosted.store import HostedStore
+
 log = logging.getLogger("arena.server")
 
 DEFAULT_PORT = 50051
@@ -41,6 +51,7 @@ DEFAULT_DB_PATH = "var/gateway.sqlite3"
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 DB_PATH_ENV = "ARENA_GATEWAY_DB"
 ROUTING_ENV = "ARENA_ROUTING_URL"
+STORE_ENV = "ARENA_DB_URL"
 #: Bot messages are a few hundred bytes; a megabyte leaves room for any rule variant and
 #: still refuses a flood early (RESOURCE_EXHAUSTED).
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
@@ -129,6 +140,15 @@ class Gateway:
         )
         self.health = health.aio.HealthServicer()
         self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
+        #: The results store that keeps hosted bots (``--store``), and their checks.
+        self.store_url = store_url
+        self.hosted_store: HostedStore | None = None
+        self.checker: Checker | None = None
+        if store_url:
+            from arena.hosted.store import HostedStore
+            from arena.tournament.store import ResultStore
+
+            self.hosted_store = HostedStore(ResultStore(store_url, connect_retry=True))
         self._server: grpc.aio.Server | None = None
         self._bots: BotService | None = None
 
@@ -166,10 +186,20 @@ class Gateway:
             OrganiserService(self.registry, self.hub, self.matches, self.auth, self.watch),
             server,
         )
+        # Imported here: the hosted seats import the gateway's services (arena.server).
+        from arena.hosted.check import Checker
+        from arena.server.hosted import HostedService
+
+        if self.hosted_store is not None:
+            self.checker = Checker(self.hosted_store)
+        hosted_pb2_grpc.add_HostedServiceServicer_to_server(
+            HostedService(self.auth, self.hosted_store, self.checker), server
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         names = (
             bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
             organiser_pb2.DESCRIPTOR.services_by_name["OrganiserService"].full_name,
+            hosted_pb2.DESCRIPTOR.services_by_name["HostedService"].full_name,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
             reflection.SERVICE_NAME,
         )
@@ -187,6 +217,8 @@ class Gateway:
         self._server = server
         if self.routing is not None:
             self.routing.start()
+        if self.checker is not None:
+            await self.checker.resume()
         return self.port
 
     async def stop(self, grace_s: float | None = None) -> None:
@@ -213,6 +245,8 @@ class Gateway:
             await self.matches.drain(grace)
             if self.routing is not None:
                 await self.routing.close(min(grace, 5.0))
+        if self.checker is not None:
+            await self.checker.close()
         await self._server.stop(grace=min(grace, 5.0))
         await self.matches.admission.close()
         if self._bots is not None:
@@ -306,6 +340,8 @@ async def serve(
     if gateway.routing is None:
         print("no --routing: matches started here reach the bots connected here; a tournament "
               "(remote:NAME from its executor or workers) needs --routing REDIS_URL", flush=True)
+    if gateway.hosted_store is not None:
+        print(f"hosted bots kept in {gateway.hosted_store.store.display_url}", flush=True)
     if gateway.routing is not None:
         problem = await gateway.routing.ping()
         where = gateway.routing.shown_url
@@ -369,14 +405,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--results", default=None, help="append each finished match to this JSON-lines file"
     )
     parser.add_argument(
-        "--store",
-        metavar="URL",
-        default=None,
-        help="also keep every finished match in this results store (sqlite:///file.sqlite3 "
-        "or postgresql://...), where arena web --db URL shows it; its live events go beside "
-        "it, or to the --routing Redis",
-    )
-    parser.add_argument(
         "--routing",
         default=os.environ.get(ROUTING_ENV) or None,
         help="Redis URL through which tournament matches reach the bots connected here, "
@@ -388,6 +416,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="most matches played at once; more wait before their first deal (default 0: "
         "as many as the gateway plays without falling behind, found by admission control)",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        default=os.environ.get(STORE_ENV) or None,
+        help="the results store (sqlite:///FILE or postgresql://...) of this gateway: it keeps "
+        "every finished match (arena web --db URL shows them; live events go beside it, or to "
+        "the --routing Redis) and the hosted bots, whose versions bots may submit here, "
+        f"checked in a sandbox on this host (env {STORE_ENV}; default: none)",
     )
     parser.add_argument("--log-level", default="INFO", help="logging level")
     return parser

@@ -181,6 +181,7 @@ class LeagueFormat:
         spec: TournamentSpec,
         plans: PlanMemory | None = None,
         reload: Callable[[], Sequence[Participant]] | None = None,
+        pin: Callable[[Sequence[Participant]], list[Participant]] | None = None,
     ) -> None:
         assert spec.sets is not None
         self.spec = spec
@@ -188,6 +189,8 @@ class LeagueFormat:
         self.seatings = seatings_for(spec.seats, spec.format.seatings)
         self.plans = plans or MemoryPlans()
         self.reload = reload or self._reload_from_file
+        #: Pins the hosted participants of each round to their latest passing version.
+        self.pin = pin
         self.participants: list[Participant] = list(spec.participants)
         self.league = LiveLeague(seats=spec.seats)
         self._plan_sizes: list[int] = []
@@ -249,6 +252,8 @@ class LeagueFormat:
             plan = self.plans.get(rnd)
             if plan is None:
                 self.participants = list(self.reload())
+                if self.pin is not None:
+                    self.participants = self.pin(self.participants)
                 fresh = self.pair(rnd, league, next_index, next_set)
                 if not fresh:
                     self.league = league

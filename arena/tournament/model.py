@@ -83,6 +83,9 @@ class ResultRecord:
     worker: str = ""
     replay: JSON | None = None
     extra: JSON = field(default_factory=dict)
+    #: The hosted seats' runs (:class:`~arena.hosted.status.SeatRun`), on their way from
+    #: the worker that played the match to the store; kept apart from the row itself.
+    seat_runs: list[Any] = field(default_factory=list)
 
     @property
     def timeouts(self) -> list[int]:

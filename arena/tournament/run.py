@@ -265,6 +265,10 @@ def run_tournament(
     heartbeat: _Heartbeat | None = None
     finished = False
     try:
+        if spec.has_hosted:
+            from arena.hosted.specs import pin_hosted
+
+            spec = pin_hosted(spec, store)
         store.register_tournament(spec)
         heartbeat = _Heartbeat(store, spec.name)
         secret = None

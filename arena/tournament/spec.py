@@ -41,6 +41,7 @@ DEFAULT_DB = "sqlite:///arena.sqlite3"
 
 _NAME_RULE = "must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+_HASH_RE = re.compile(r"^[0-9a-f]{8,64}$")
 _MODULE_REF_RE = re.compile(
     r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 )
@@ -162,6 +163,10 @@ class TournamentSpec:
     @property
     def has_remote(self) -> bool:
         return any(p.bot.startswith("remote:") for p in self.participants)
+
+    @property
+    def has_hosted(self) -> bool:
+        return any(p.bot.startswith("hosted:") for p in self.participants)
 
     def with_secret(self, secret: str) -> TournamentSpec:
         """This spec with its deal secret attached (it must use one)."""
@@ -357,8 +362,8 @@ def builtin_bots() -> tuple[str, ...]:
 def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
     """Return why ``ref`` is not a usable bot reference, or None when it is."""
     if not isinstance(ref, str) or not ref:
-        return ("must be a bot reference: random, greedy, module:Class, cmd:COMMAND or "
-                "remote:NAME")
+        return ("must be a bot reference: random, greedy, module:Class, cmd:COMMAND, "
+                "remote:NAME or hosted:NAME")
     builtins = builtin_bots()
     if ref in builtins:
         return None
@@ -377,6 +382,19 @@ def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
             return (
                 f"bad remote bot name '{name}': use letters, digits, '-', '_' or '.', "
                 "at most 64 characters"
+            )
+        return None
+    if ref.startswith("hosted:"):
+        name, at, digest = ref[len("hosted:") :].partition("@")
+        if not _NAME_RE.match(name):
+            return (
+                f"bad hosted bot name '{name}': use letters, digits, '-', '_' or '.', "
+                "at most 64 characters"
+            )
+        if at and not _HASH_RE.match(digest):
+            return (
+                f"bad version '{digest}' of hosted bot '{name}': write hosted:{name}@HASH "
+                "with the hash (or its first 8 or more hex digits) from arena bot versions"
             )
         return None
     if ":" in ref:
@@ -401,7 +419,7 @@ def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
         return None
     return (
         f"unknown bot '{ref}'{_suggest(ref, builtins)}: use {', '.join(builtins)}, "
-        "module:Class, cmd:COMMAND or remote:NAME"
+        "module:Class, cmd:COMMAND, remote:NAME or hosted:NAME[@HASH]"
     )
 
 
@@ -483,7 +501,8 @@ class _Validator:
         preset, options, rules, seats = self.rules(data.get("rules"))
         participants = self.participants(data.get("participants"))
         fmt = self.format(data.get("format", "round-robin"))
-        remote = any(p.bot.startswith("remote:") for p in participants)
+        # A hosted bot is a program the organiser does not control either.
+        remote = any(p.bot.startswith(("remote:", "hosted:")) for p in participants)
         secret = public_seed is False or (remote and public_seed is not True)
         if secret and "seed" in data:
             if public_seed is False:
@@ -597,7 +616,8 @@ class _Validator:
         for i, item in enumerate(raw):
             where = f"participants[{i}]"
             if isinstance(item, str):
-                item = {"name": item.removeprefix("remote:"), "bot": item}
+                name_of = item.removeprefix("remote:").removeprefix("hosted:")
+                item = {"name": name_of.split("@", 1)[0], "bot": item}
             if not isinstance(item, Mapping):
                 self.err(where, "must be a mapping {name, bot} or a bot reference")
                 continue

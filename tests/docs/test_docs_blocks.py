@@ -40,9 +40,9 @@ ILLUSTRATIONS: dict[tuple[str, str], str] = {
         "plays remote bots from Celery workers",
     ("docs/stdio.md", "bot                                                    arena"):
         "a sequence diagram",
-    ("docs/demo.md", "ARENA_ROUTING_URL=redis://HOST:6379/0 arena tournament run"):
-        "what arena demo does by hand, against the demo's gateway and bots; "
-        "test_the_demo_as_its_manual_prints_it runs the demo",
+    ("docs/demo.md", "arena tournament run examples/main.yaml --broker redis://HOST"):
+        "what arena demo does by hand, against the demo's gateway, submitted bots and "
+        "workers; test_the_demo_as_its_manual_prints_it runs the demo",
 }
 
 
