@@ -335,6 +335,8 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "register, list, revoke or rotate bots on a gateway (organiser token)"),
     ("bots", "arena.referee.bots_cli", "bots_main",
      "list the built-in bots, or compare two on seeded games"),
+    ("ratings", "arena.ratings.luck.cli", "ratings_main",
+     "the luck model behind luck-adjusted results: train it, say which one is used"),
 ]
 _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("gateway", "arena.server.bench", "main",
@@ -353,6 +355,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "page and API latency of arena web on a store of 100,000 matches"),
     ("strength", "arena.bench.strength", "bench_main",
      "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
+    ("luck", "arena.bench.luck", "bench_main",
+     "variance of raw and luck-adjusted duplicate-set results for two close pairs of bots"),
 ]
 
 

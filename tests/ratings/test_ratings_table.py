@@ -31,6 +31,17 @@ def test_rows_sorted_with_descriptive_figures() -> None:
     # a beat b and c; lost to b but beat c; beat c and b; beat c: 6 of 7 pairings.
     assert a.pair_score == pytest.approx(6 / 7)
     assert all(r.ci_low <= r.rating <= r.ci_high for r in rows)
+    # c never finished ahead of anyone: its rating is the prior's, and the scale is
+    # centred on the players the results do bound.
+    assert [r.bounded for r in rows] == [True, True, False]
+    assert rows[0].rating + rows[1].rating == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_scale_is_centred_on_everyone_when_everyone_is_bounded() -> None:
+    games = [GameResult.from_scores(["x", "y", "z"], s, group=f"set-{i}")
+             for i, s in enumerate([[3, 2, 1], [1, 3, 2], [2, 1, 3], [3, 1, 2]] * 3)]
+    rows = ratings_table(games, n_bootstrap=20)
+    assert all(r.bounded for r in rows)
     assert sum(r.rating for r in rows) == pytest.approx(0.0, abs=1e-9)
 
 
