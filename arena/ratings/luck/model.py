@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from arena.engine import EngineError, Rules
-from arena.engine.cards import parse_card
+from arena.engine.cards import CARD_NAMES
 from arena.engine.shuffle import deal_seed, shuffled
 from arena.ratings.luck.features import (
     DealShape,
@@ -52,6 +52,9 @@ MODEL_VERSION = 1
 #: Knots of the piecewise-linear part of the state basis, in fractions of the target.
 KNOTS = (0.5, 0.7, 0.8, 0.88, 0.95)
 _FD_STEP = 1e-3
+#: Card names as replays write them (``TH``; ``10H`` too) -> engine card numbers.
+_CARD = {**{name: i for i, name in enumerate(CARD_NAMES)},
+         **{name.replace("T", "10"): i for i, name in enumerate(CARD_NAMES) if name[0] == "T"}}
 
 
 def seat_pairs(n: int) -> list[tuple[int, int]]:
@@ -126,30 +129,41 @@ class DealLog:
             seed = str(replay.get("seed", ""))
             n = rules.players
             deals = list(replay.get("deals") or [])
-            scores = np.zeros(n)
-            before = np.zeros((len(deals), n))
-            deltas = np.zeros((len(deals), n))
-            dealers = np.zeros(len(deals), dtype=np.int64)
-            indices = np.zeros(len(deals), dtype=np.int64)
-            decks = np.zeros((len(deals), rules.deck), dtype=np.int64)
+            scores = [0.0] * n
+            before: list[list[float]] = []
+            deltas: list[list[float]] = []
+            dealers: list[int] = []
+            indices: list[int] = []
+            cards: list[int] = []
             base = DealShape.of(rules).cards
-            for k, d in enumerate(deals):
-                before[k] = scores
-                dealers[k] = int(d["dealer"])
-                indices[k] = int(d["index"])
+            card = _CARD
+            zero = [0.0] * n
+            for d in deals:
+                before.append(scores)
+                dealers.append(int(d["dealer"]))
+                indices.append(int(d["index"]))
                 deck = d.get("deck")
                 if deck is None:
-                    decks[k] = shuffled(base, deal_seed(seed, int(d["index"])))
+                    cards.extend(shuffled(base, deal_seed(seed, int(d["index"]))))
                 else:
-                    decks[k] = [parse_card(c) for c in deck]
+                    cards.extend([card[c] for c in deck])
                 after = d.get("scores")
-                if after is not None:
-                    new = np.asarray(after, dtype=np.float64)
-                    deltas[k] = new - scores
+                if after is None:
+                    deltas.append(zero)
+                else:
+                    new = [float(v) for v in after]
+                    deltas.append([a - b for a, b in zip(new, scores, strict=True)])
                     scores = new
+            decks = np.array(cards, dtype=np.int64).reshape(len(deals), rules.deck)
+            if len(deals) and not (np.sort(decks, axis=1) == np.array(base)).all():
+                raise ValueError("a deck does not hold each card of the rules' deck once")
+            shape_n = (len(deals), n)
+            out = cls(rules, np.array(before, dtype=np.float64).reshape(shape_n),
+                      np.array(dealers, dtype=np.int64), np.array(indices, dtype=np.int64),
+                      decks, np.array(deltas, dtype=np.float64).reshape(shape_n))
         except (KeyError, TypeError, ValueError, EngineError) as exc:
             raise ValueError(f"not a replay the luck model can read: {exc}") from None
-        return cls(rules, before, dealers, indices, decks, deltas)
+        return out
 
 
 class LuckModel:
@@ -233,17 +247,16 @@ class LuckModel:
 
     def state_gradient(self, x: FloatArray, dealer: IntArray, left: FloatArray,
                        limited: FloatArray) -> FloatArray:
-        """``G[k, i, s] = dW_i/dx_s`` by central differences (the basis is piecewise smooth)."""
+        """``G[k, i, s] = dW_i/dx_s`` by central differences (the basis is piecewise smooth),
+        every shifted state evaluated in one batch."""
         n = self.shape.players
-        out = np.empty((x.shape[0], len(seat_pairs(n)), n))
-        for s in range(n):
-            up, down = x.copy(), x.copy()
-            up[:, s] += _FD_STEP
-            down[:, s] -= _FD_STEP
-            out[:, :, s] = (
-                self.state_value(up, dealer, left, limited)
-                - self.state_value(down, dealer, left, limited)
-            ) / (2 * _FD_STEP)
+        k = x.shape[0]
+        shifts = np.concatenate([_FD_STEP * np.eye(n), -_FD_STEP * np.eye(n)])  # (2n, n)
+        xs = (x[None, :, :] + shifts[:, None, :]).reshape(2 * n * k, n)
+        tile = 2 * n
+        values = self.state_value(xs, np.tile(dealer, tile), np.tile(left, tile),
+                                  np.tile(limited, tile)).reshape(2 * n, k, -1)
+        out: FloatArray = ((values[:n] - values[n:]) / (2 * _FD_STEP)).transpose(1, 2, 0)
         return out
 
     def deal_values(self, decks: IntArray, dealer: IntArray) -> FloatArray:
