@@ -4,6 +4,7 @@ stopped by the demo itself on free ports."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import re
@@ -22,7 +23,9 @@ import pytest
 from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
 from arena.demo import demo_main
+from arena.tournament.leaderboard import interval_text
 from arena.tournament.store import ResultStore
+from arena.web.data import WebData
 
 SMALL = ["--sets", "1", "--max-deals", "4"]
 
@@ -172,6 +175,17 @@ def test_the_same_seed_gives_the_same_leaderboard(tmp_path: Path, demos: list[De
     assert table == leaderboard(second)
     rows = [line.split() for line in table[3:] if line.split() and line.split()[0].isdigit()]
     assert {row[1] for row in rows} == {"greedy", "cautious", "random"}
+    # Intervals wherever the results bound them, the same in the CLI and on the web.
+    db = f"sqlite:///{tmp_path / 'a/demo.sqlite3'}"
+    board = json.loads(subprocess.run(
+        [sys.executable, "-m", "arena.cli", "leaderboard", "--db", db, "--json",
+         "--tournament", "main"], capture_output=True, text=True, check=True).stdout)
+    assert WebData(db).leaderboard_json("main") == board
+    close = [r for r in board["rows"] if r["player"] in ("greedy", "cautious")]
+    assert all(r["bounded"] for r in close), board
+    for r in board["rows"]:
+        shown = interval_text(r["rating"], r["ci_low"], r["ci_high"], r["bounded"])
+        assert shown in "\n".join(table), (shown, table)
     assert outcomes(tmp_path / "a/demo.sqlite3") == outcomes(tmp_path / "b/demo.sqlite3")
     assert len(outcomes(tmp_path / "a/demo.sqlite3")) == 6
 
