@@ -197,12 +197,18 @@ def interval_text(rating: float, low: float, high: float, bounded: bool) -> str:
     """The interval as its bounds and their distance from the rating: bootstrap intervals
     are seldom symmetric, and a lopsided one written as ``± half-width`` puts the rating
     where it is not. Every view (this table, the web pages, the HTML report) shows this."""
+    bounds, spread = interval_parts(rating, low, high, bounded)
+    return f"{bounds}  {spread}" if spread else bounds
+
+
+def interval_parts(rating: float, low: float, high: float, bounded: bool) -> tuple[str, str]:
+    """The interval's bounds, and their distances below and above the rating."""
     if not bounded:
-        return "unbounded (see below)"
+        return "unbounded (see below)", ""
     if not (math.isfinite(low) and math.isfinite(high)):
-        return "-"
+        return "-", ""
     below, above = rating - low, high - rating
-    return f"[{_num(low)}, {_num(high)}]  -{_num(below)} +{_num(above)}"
+    return f"[{_num(low)}, {_num(high)}]", f"-{_num(below)} +{_num(above)}"
 
 
 def _interval(r: LeaderRow) -> str:
@@ -211,6 +217,19 @@ def _interval(r: LeaderRow) -> str:
 
 def has_adjusted(rows: Sequence[LeaderRow]) -> bool:
     return any(math.isfinite(r.adj_rating) for r in rows)
+
+
+def _aligned(cells: Sequence[str], sep: str) -> list[str]:
+    """Cells of two parts (``[low, high]``, ``-below +above``) padded so that each part
+    lines up down the column; cells without the separator are left as they are."""
+    split = [c.split(sep, 1) if sep in c else None for c in cells]
+    parts = [s for s in split if s is not None]
+    if not parts:
+        return list(cells)
+    left = max(len(a) for a, _ in parts)
+    right = max(len(b) for _, b in parts)
+    return [c if s is None else f"{s[0].rjust(left)}{sep}{s[1].rjust(right)}"
+            for c, s in zip(cells, split, strict=True)]
 
 
 def unbounded_note(rows: Sequence[LeaderRow]) -> str | None:
@@ -232,43 +251,70 @@ def unbounded_note(rows: Sequence[LeaderRow]) -> str | None:
 
 
 def format_table(rows: Sequence[LeaderRow]) -> str:
-    """A fixed-width text table for a terminal; the luck-adjusted rating and interval
-    follow the raw ones when the games have luck values."""
+    """A fixed-width text table for a terminal.
+
+    The interval takes two columns, its bounds and their distances from the rating, each
+    padded so the brackets and signs line up: written as one cell, the distances ran into
+    the column after it. The luck-adjusted rating and interval follow the raw ones when the
+    games have luck values."""
     adjusted = has_adjusted(rows)
     head: tuple[str, ...] = (
         "#",
         "player",
         "rating",
         "95% CI",
+        "-/+",
         "games",
         "mean score",
         "win %",
         "timeouts",
         "illegal",
+        "strikes",
+        "forfeits",
     )
-    if adjusted:
-        head = (*head[:4], "adjusted", "adjusted 95% CI", *head[4:])
-    body = []
-    for r in rows:
-        cells: tuple[str, ...] = (
-            str(r.rank),
-            r.player,
-            _num(r.rating),
-            _interval(r),
-            str(r.games),
-            _num(r.mean_score),
-            _num(100 * r.win_rate),
-            str(r.timeouts),
-            str(r.illegal),
+    right = {0, 2, 5, 6, 7, 8, 9, 10, 11}
+    parts = [interval_parts(r.rating, r.ci_low, r.ci_high, r.bounded) for r in rows]
+    bounds = _aligned([b for b, _ in parts], ", ")
+    spreads = _aligned([d for _, d in parts], " ")
+    adj_parts = [interval_parts(r.adj_rating, r.adj_ci_low, r.adj_ci_high, r.adj_bounded)
+                 for r in rows]
+    adj_bounds = _aligned([b for b, _ in adj_parts], ", ")
+    adj_spreads = _aligned([d for _, d in adj_parts], " ")
+    body: list[tuple[str, ...]] = []
+    for i, r in enumerate(rows):
+        body.append(
+            (
+                str(r.rank),
+                r.player,
+                _num(r.rating),
+                bounds[i],
+                spreads[i],
+                str(r.games),
+                _num(r.mean_score),
+                _num(100 * r.win_rate),
+                str(r.timeouts),
+                str(r.illegal),
+                str(r.strikes),
+                str(r.forfeits),
+            )
         )
-        if adjusted:
-            adj = interval_text(r.adj_rating, r.adj_ci_low, r.adj_ci_high, r.adj_bounded)
-            cells = (*cells[:4], _num(r.adj_rating), adj, *cells[4:])
-        body.append(cells)
+    blank = [] if any(spreads) else [4]  # no interval at all: no column of blanks
+    if adjusted:
+        head = (*head[:5], "adjusted", "adjusted 95% CI", "-/+", *head[5:])
+        right = {i + 3 if i >= 5 else i for i in right} | {5}
+        body = [(*b[:5], _num(r.adj_rating), adj_bounds[i], adj_spreads[i], *b[5:])
+                for i, (b, r) in enumerate(zip(body, rows, strict=True))]
+        if not any(adj_spreads):
+            blank.append(7)
     widths = [
         max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)
     ]
-    right = {0, 2, 4, 5, 6, 7, 8} if not adjusted else {0, 2, 4, 6, 7, 8, 9, 10}
+    if blank:
+        keep = [i for i in range(len(head)) if i not in blank]
+        head = tuple(head[i] for i in keep)
+        body = [tuple(b[i] for i in keep) for b in body]
+        widths = [widths[i] for i in keep]
+        right = {keep.index(i) for i in right if i in keep}
 
     def fmt(cells: Sequence[str]) -> str:
         return "  ".join(
@@ -302,13 +348,35 @@ CSV_FIELDS = (
 )
 
 
+def _csv_value(value: object) -> object:
+    """A value as a CSV cell: empty for none, ``true``/``false`` for a truth value (as in
+    the JSON, and as spreadsheets and pandas read it), the rest as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
 def format_csv(rows: Sequence[LeaderRow]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: v if v is not None else "" for k, v in r.to_json().items()})
+        writer.writerow({k: _csv_value(v) for k, v in r.to_json().items()})
     return out.getvalue()
+
+
+def scope_line(tournament: str | None, tournaments: Sequence[str], games: int) -> str:
+    """What the table rates: one tournament, or several pooled into one rating (which
+    treats a game of one like a game of another, whatever their rules or fields)."""
+    if tournament is not None:
+        return f"tournament {tournament}: {games} games"
+    if len(tournaments) == 1:
+        return f"tournament {tournaments[0]}: {games} games"
+    names = ", ".join(tournaments)
+    return (f"{len(tournaments)} tournaments pooled into one rating ({names}): {games} games; "
+            "--tournament NAME rates one")
 
 
 def leaderboard_main(argv: Sequence[str] | None = None) -> int:
@@ -340,9 +408,12 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
         return 2
     rows = compute_leaderboard(records, n_bootstrap=args.bootstrap)
     luck = luck_summary(records)
+    pooled = sorted({r.tournament for r in records}) if args.tournament is None else [
+        args.tournament]
     if args.json:
         payload = {
             "tournament": args.tournament,
+            "tournaments": pooled,
             "matches": len(records),
             "rows": [r.to_json() for r in rows],
             "luck": luck.to_json(),
@@ -353,11 +424,14 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     elif not rows:
         print("no results yet")
     else:
-        scope = f"tournament {args.tournament}" if args.tournament else "all tournaments"
-        print(f"{scope}: {len(records)} games")
+        print(scope_line(args.tournament, pooled, len(records)))
         print(format_table(rows))
         note = unbounded_note(rows)
         if note:
             print(note)
         print(luck.line())
+    if (args.json or args.csv) and len(pooled) > 1:
+        # The table says it in its first line; CSV and JSON have none, so stderr does.
+        print(f"arena leaderboard: {len(pooled)} tournaments pooled into one rating "
+              f"({', '.join(pooled)}); --tournament NAME rates one", file=sys.stderr)
     return 0

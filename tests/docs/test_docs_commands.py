@@ -199,7 +199,7 @@ def test_an_organiser_follows_the_readme_and_the_tournament_manual(sh: Shell) ->
         sh.wait_for("worker.log", r"ready", timeout=120)
         sh.run(celery, timeout=600)
         shown = sh.run(board)
-        printed = block("docs/tournaments.md", "all tournaments: 120 games").text
+        printed = block("docs/tournaments.md", "tournament classic-duplicate: 120 games").text
         assert shown.stdout == printed, shown.stdout
         sh.run(report)
         assert "<svg" in (sh.cwd / "report.html").read_text()
@@ -387,7 +387,7 @@ def test_synopses_name_only_options_the_commands_take() -> None:
          "match_main"),
         (block("docs/referee.md", "arena bot-check BOT [--rules"), "arena.referee.cli",
          "bot_check_main"),
-        (block("docs/protocol.md", "arena serve [--host 0.0.0.0]"), "arena.server.app",
+        (block("docs/protocol.md", "arena serve [--host 127.0.0.1]"), "arena.server.app",
          "main_serve"),
         (block("docs/bots.md", "arena bench strength [--bot BOT]"), "arena.bench.strength",
          "bench_main"),
