@@ -65,7 +65,9 @@ def ratings_table(
     keeps the others finite.
     """
     table = results if isinstance(results, GameTable) else GameTable.from_results(results)
-    pairs = PairData.from_table(table, adjusted=adjusted)
+    pairs = PairData.from_table(table)
+    if adjusted:
+        pairs = _adjusted(table, pairs)
     fit = fit_bradley_terry(
         pairs,
         anchor=anchor,
@@ -111,6 +113,22 @@ def ratings_table(
         for i, name in enumerate(table.players)
     ]
     return sorted(rows, key=lambda r: (-r.rating, r.player))
+
+
+def _adjusted(table: GameTable, raw: PairData) -> PairData:
+    """The luck-adjusted pairs, except for a pair whose raw results are one-sided (one of
+    the two never scored against the other): the luck of the deals cannot say how far
+    apart two players are when one always won, so such a pair keeps its raw results (and
+    its players stay unbounded, as without adjustment)."""
+    adj = PairData.from_table(table, adjusted=True)
+    p = raw.n_players
+    wins, games = raw.totals()
+    one_sided = ((wins == 0) | (wins == games)) & (games > 0)
+    keep = one_sided[adj.lo, adj.hi]
+    assert np.array_equal(adj.group, raw.group) and np.array_equal(adj.lo * p + adj.hi,
+                                                                   raw.lo * p + raw.hi)
+    score = np.where(keep, raw.score, adj.score)
+    return PairData(adj.players, adj.group, adj.lo, adj.hi, score, adj.games, adj.n_groups)
 
 
 def bounded_players(pairs: PairData) -> set[str]:

@@ -8,6 +8,7 @@ write a complete result row without reading the spec file.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,7 +25,11 @@ def _luck(replay: JSON | None) -> JSON | None:
         return None
     from arena.ratings.luck import luck_of_replay
 
-    luck = luck_of_replay(replay)
+    try:
+        luck = luck_of_replay(replay)
+    except (OSError, ValueError) as exc:  # a damaged model file must not lose the result
+        logging.getLogger(__name__).warning("no luck value for this match: %s", exc)
+        return None
     return None if luck is None else luck.to_json()
 
 

@@ -215,7 +215,8 @@ def _sprt_section(infos: Sequence[TournamentInfo], records: Sequence[ResultRecor
             f"<h2>SPRT {html.escape(t.name)}: {html.escape(sp['candidate'])} against "
             f"{html.escape(sp['baseline'])}</h2><p><b>{html.escape(sp['decision'])}</b>: LLR "
             f"{llr} in ({sp['lower']:.2f}, {sp['upper']:.2f}) after {sp['sets']} of at most "
-            f"{sp['max_sets']} sets; H0 Elo {sp['elo0']}, H1 Elo {sp['elo1']}.</p>{chart}")
+            f"{sp['max_sets']} sets; H0 Elo {sp['elo0']}, H1 Elo {sp['elo1']}"
+            f"{'; on luck-adjusted results' if sp.get('luck_adjusted') else ''}.</p>{chart}")
     return "".join(parts)
 
 

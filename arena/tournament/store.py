@@ -498,8 +498,8 @@ class ResultStore:
             if _plan_view(old, spec.format.type) != _plan_view(data, spec.format.type):
                 raise StoreError(
                     f"tournament '{spec.name}' is already in {self.url} with different "
-                    "rules, participants, seed, format or time control; give this one another "
-                    "name or use another database"
+                    "rules, participants, seed, format, time control or luck adjustment; give "
+                    "this one another name or use another database"
                 )
             if old != data:
                 self._execute(

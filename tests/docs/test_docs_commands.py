@@ -364,6 +364,12 @@ def test_the_luck_model_commands_run_as_printed(sh: Shell) -> None:
     made = sh.run(train.replace("--games 200", "--games 12"), timeout=300)
     assert "my-model.npz" in made.stdout and (sh.cwd / "my-model.npz").is_file()
     assert "trained on 12 games of classic" in sh.run(own).stdout
+    # docs/bots.md: the benchmark's short run, as JSON.
+    bench = block("docs/bots.md", "arena bench luck --sets 4").commands()[0]
+    figures = json.loads(sh.run(f"{bench} --json", timeout=300).stdout)
+    assert figures["model"] == model.short
+    (pair,) = figures["pairs"]
+    assert pair["games"] == 24 and pair["vrf"] > 0 and pair["luck_cpu_share"] is not None
 
 
 def test_the_fixed_depth_gateway_bench_runs_as_printed(sh: Shell) -> None:

@@ -19,7 +19,7 @@ from arena.engine import Rules
 from arena.match.types import MatchSpec
 from arena.ratings.luck import DealLog, DealShape, LuckModel, luck_of_replay, seat_pairs
 from arena.ratings.luck.features import deck_owner, feature_set
-from arena.ratings.luck.model import model_for, model_path
+from arena.ratings.luck.model import STATE_NAMES, VALUES, model_for, model_path
 from arena.ratings.luck.train import build_model, pair_results, slim_replay, train
 from arena.referee.runner import run_match_sync
 
@@ -40,9 +40,9 @@ def _poor_model() -> LuckModel:
     """Random weights: a value function that knows nothing about the game."""
     rng = np.random.Generator(np.random.PCG64(7))
     fs = feature_set(CLASSIC)
-    theta = rng.normal(0.0, 3.0, size=29)
-    beta = rng.normal(0.0, 0.05, size=(3, fs.size))
-    return build_model(CLASSIC, theta, beta, 1.0, {"preset": "classic"})
+    beta = rng.normal(0.0, 0.05, size=(len(VALUES), 3, fs.size))
+    gamma = rng.normal(0.0, 1.0, size=(len(VALUES), 2, len(STATE_NAMES)))
+    return build_model(CLASSIC, beta, gamma, {"preset": "classic"})
 
 
 def test_feature_means_are_the_exact_chances_of_their_cards_landing_there() -> None:
@@ -80,11 +80,12 @@ def test_a_deals_luck_averages_to_zero_over_fresh_shuffles(which: str) -> None:
     rng = np.random.Generator(np.random.PCG64(3))
     k = 40_000
     decks = np.array(CLASSIC.cards)[np.argsort(rng.random((k, 24)), axis=1)]
-    x = np.tile([[0.62, 0.85, 0.31]], (k, 1))
-    dealer = np.full(k, 1)
-    zeros = np.zeros(k)
-    grad = model.state_gradient(x, dealer, zeros, zeros)
-    luck = model.lam * np.einsum("kis,ks->ki", grad, model.deal_values(decks, dealer))
+    # States of every kind (a seat on the barrel for a few deals, close scores, far ones),
+    # fixed before the decks are drawn.
+    states = np.array([[880.0, 620.0, 310.0], [880.0, 880.0, 0.0], [120.0, 45.0, 700.0]])
+    log = DealLog(Rules.preset("classic", max_deals=40), states[np.arange(k) % 3],
+                  rng.integers(0, 3, size=k), np.arange(k) % 40, decks, np.zeros((k, 3)))
+    luck = model.deal_luck(log)
     assert luck.std(axis=0).min() > 0
     se = luck.std(axis=0) / math.sqrt(k)
     assert np.all(np.abs(luck.mean(axis=0)) < 4 * se), (luck.mean(axis=0), se)

@@ -88,3 +88,21 @@ def test_bench_main_prints(capsys: pytest.CaptureFixture[str]) -> None:
     assert "table_s" not in out and "sprt_llr" not in out and "from_results_per_s" not in out
     assert main(["--n-results", "600", "--players", "4", "--bootstrap", "5", "--json"]) == 0
     assert "table_s" in capsys.readouterr().out
+
+
+def test_luck_never_bounds_a_pair_one_side_always_won() -> None:
+    """Adjusted results rate close players on their adjusted scores, but a player who won
+    every game stays unbounded however the luck fell."""
+    from arena.ratings import GameTable
+
+    games = [GameResult.from_scores(["w", "x", "y"], s, group=f"set-{i // 2}")
+             for i, s in enumerate([[9, 2, 1], [9, 1, 2]] * 6)]
+    table = GameTable.from_results(games)
+    rng = np.random.Generator(np.random.PCG64(5))
+    width = table.seats.shape[1]
+    luck = table.with_luck(rng.normal(0.0, 0.2, size=(table.n_games, width * (width - 1) // 2)))
+    raw = {r.player: r for r in ratings_table(luck, n_bootstrap=50)}
+    adj = {r.player: r for r in ratings_table(luck, n_bootstrap=50, adjusted=True)}
+    assert not raw["w"].bounded and not adj["w"].bounded
+    assert adj["x"].bounded and adj["y"].bounded
+    assert adj["x"].rating != raw["x"].rating

@@ -54,7 +54,7 @@ def _train(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - started
     info = {"model": model.short, "digest": model.digest, "file": str(out),
             "shape": shape.key, "preset": args.preset, "games": args.games,
-            "lam": round(model.lam, 4), "seconds": round(elapsed, 1)}
+            "seconds": round(elapsed, 1)}
     if args.json:
         print(json.dumps(info, indent=2))
     else:
@@ -83,14 +83,14 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     info = {"model": model.short, "digest": model.digest, "file": where,
             "shape": model.shape.key, "preset": model.meta.get("preset"),
-            "lam": round(model.lam, 4), "training": model.meta.get("training")}
+            "training": model.meta.get("training")}
     if args.json:
         print(json.dumps(info, indent=2))
     else:
         t = model.meta.get("training") or {}
         print(f"luck model {model.short} ({model.shape.key}), trained on {t.get('games', '?')} "
-              f"games of {model.meta.get('preset')} (seeds {t.get('seeds', '?')}), "
-              f"lam {model.lam:.3f}\n  {where}\n  digest {model.digest}")
+              f"games of {model.meta.get('preset')} (seeds {t.get('seeds', '?')})\n"
+              f"  {where}\n  digest {model.digest}")
     return 0
 
 

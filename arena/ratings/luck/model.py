@@ -1,23 +1,23 @@
 """The luck model: a frozen value function and the correction it gives a finished game.
 
-Two small parts, both fitted by ``arena ratings train-luck`` on games of the arena's own
-bots and shipped as numpy arrays:
+Fitted by ``arena ratings train-luck`` on games of the arena's own bots and shipped as
+numpy arrays, in two parts:
 
-* the **state value** ``W_ab(x)``: the chance that seat a finishes ahead of seat b (ties
-  half), from the scores before a deal, the seats' places relative to the dealer and the
-  deals left; a logistic model on a fixed basis that is antisymmetric by construction
-  (``W_ab = 1 - W_ba``);
-* the **deal value** ``e_s(deck)``: the points a seat can expect from a deal, linear in
-  the card features of :mod:`arena.ratings.luck.features`, one weight vector per place at
-  the table.
+* the **deal values** ``e_vs(deck)``: for each seat s, the points it can expect from a deal
+  (v = 0) and the chance that the deal brings it 120 points or more, the size of a contract
+  that takes a player off the barrel (v = 1); linear in the card features of
+  :mod:`arena.ratings.luck.features`, one weight vector per place at the table, and centred
+  on their exact means over all shuffles;
+* the **state coefficients**: how much a unit of each seat's deal value moves the chance
+  that seat a finishes ahead of seat b, as a linear function of the state before the deal
+  (scores, who is on the barrel and for how many deals, the deals left under a limit),
+  antisymmetric in a and b by construction.
 
-The value of the state after a deal is dealt is ``V_ab = W_ab(x) + lam * sum_s dW_ab/dx_s *
-(e_s(deck) - E[e_s])``, the first-order effect of the deal's expected points on the
-pairwise result. Its mean over fresh shuffles is ``W_ab(x)``, exactly, because ``e`` is
-linear in features whose means are known in closed form; so the luck of a deal is
-``V_ab(after the shuffle) - E[V_ab] = lam * sum_s dW_ab/dx_s * (e_s(deck) - E[e_s])`` and a
-game's luck is the sum over its deals. See ``docs/ratings.md`` for why subtracting it leaves
-every expected result unchanged.
+The value of the state after a deal is dealt is ``V_ab = W_ab(state) + sum_vs c_vs(state) *
+e_vs(deck)``; its mean over fresh shuffles is ``W_ab(state)`` exactly, so the luck of a deal
+is the second term and needs no ``W``: ``L_ab = sum_vs c_vs(state) * e_vs(deck)``. A game's
+luck is the sum over its deals. See ``docs/ratings.md`` for why subtracting it leaves every
+expected result unchanged.
 """
 
 from __future__ import annotations
@@ -48,13 +48,15 @@ from arena.ratings.luck.features import (
 )
 
 MODEL_FORMAT = "thousand-luck-model"
-MODEL_VERSION = 1
-#: Knots of the piecewise-linear part of the state basis, in fractions of the target.
-KNOTS = (0.5, 0.7, 0.8, 0.88, 0.95)
-_FD_STEP = 1e-3
+MODEL_VERSION = 2
 #: Card names as replays write them (``TH``; ``10H`` too) -> engine card numbers.
 _CARD = {**{name: i for i, name in enumerate(CARD_NAMES)},
          **{name.replace("T", "10"): i for i, name in enumerate(CARD_NAMES) if name[0] == "T"}}
+#: Deal values per seat: expected points, the chance of 120 points or more, and the chance
+#: of losing 100 or more.
+VALUES = ("points", "big-deal", "bad-deal")
+#: Deals on the barrel counted (more count as this many).
+MAX_TRIES = 3
 
 
 def seat_pairs(n: int) -> list[tuple[int, int]]:
@@ -63,49 +65,31 @@ def seat_pairs(n: int) -> list[tuple[int, int]]:
     return [(a, b) for a in range(n) for b in range(a + 1, n)]
 
 
-def _h(x: FloatArray) -> FloatArray:
-    """Basis of one seat's score (fraction of the target): cubic plus hinges near the end."""
-    cols = [x, x * x, x * x * x] + [np.maximum(x - k, 0.0) for k in KNOTS]
-    return np.stack(cols, axis=-1)
+STATE_NAMES = ("one", "barrel-own", "barrel-opponent", "barrel-third", "score-own",
+               "score-opponent", "score-third", "tries-own", "tries-opponent",
+               "near-own", "near-opponent", "barrel-own*barrel-opponent",
+               "limited/sqrt(left)", "limited*score-gap")
 
 
-STATE_NAMES = (
-    *(f"d{n}" for n in ("x", "x2", "x3", *(f"k{k}" for k in KNOTS))),
-    *(f"third*d{n}" for n in ("x", "x2", "x3", *(f"k{k}" for k in KNOTS))),
-    "role0", "role1", "role2",
-    "limited*dx", "limited*dx/sqrt(left)",
-    *(f"limited*d{n}/sqrt(left)" for n in ("x", "x2", "x3", *(f"k{k}" for k in KNOTS))),
-)
+def state_features(x: FloatArray, barrel: FloatArray, tries: FloatArray, left: FloatArray,
+                   limited: FloatArray, p: int, q: int, c: int | None) -> FloatArray:
+    """``g(p, q)``: the state before each deal as seat p facing seat q (third seat c).
 
-
-def state_basis(
-    xa: FloatArray, xb: FloatArray, xc: FloatArray, ra: IntArray, rb: IntArray,
-    left: FloatArray, limited: FloatArray,
-) -> FloatArray:
-    """Antisymmetric features of the pair (a, b): swapping a and b negates every one.
-
-    ``x*`` are the scores of a, b and the third seat as fractions of the target, ``r*``
-    the places of a and b after the dealer (0 = forehand), ``left`` the deals left after
-    this one and ``limited`` 1 when the game has a deal limit.
+    ``x`` scores as fractions of the target, ``barrel`` 1 for a seat on the barrel,
+    ``tries`` its deals there so far (of ``MAX_TRIES``), ``left`` the deals left after
+    this one and ``limited`` 1 under a deal limit; all ``(deals, seats)`` or ``(deals,)``.
     """
-    d = _h(xa) - _h(xb)
-    roles = np.zeros((*xa.shape, 3))
-    idx = np.indices(xa.shape)
-    roles[(*idx, np.minimum(ra, 2))] += 1.0
-    roles[(*idx, np.minimum(rb, 2))] -= 1.0
-    u = 1.0 / np.sqrt(left + 1.0)
-    lim = limited[..., None]
-    return np.concatenate(
-        [
-            d,
-            xc[..., None] * d,
-            roles,
-            (limited * (xa - xb))[..., None],
-            (limited * (xa - xb) * u)[..., None],
-            lim * d * u[..., None],
-        ],
-        axis=-1,
-    )
+    zero = np.zeros(len(x))
+    third_b = barrel[:, c] if c is not None else zero
+    third_x = x[:, c] if c is not None else zero
+    near_p = (x[:, p] >= 0.7) * (1.0 - barrel[:, p])
+    near_q = (x[:, q] >= 0.7) * (1.0 - barrel[:, q])
+    return np.stack([
+        np.ones(len(x)), barrel[:, p], barrel[:, q], third_b, x[:, p], x[:, q], third_x,
+        tries[:, p] / MAX_TRIES, tries[:, q] / MAX_TRIES, near_p, near_q,
+        barrel[:, p] * barrel[:, q], limited / np.sqrt(left + 1.0),
+        limited * (x[:, p] - x[:, q]),
+    ], axis=1)
 
 
 @dataclass(frozen=True)
@@ -120,6 +104,25 @@ class DealLog:
     decks: IntArray  # (deals, deck) engine card numbers in dealing order
     #: Each deal's change of the scores (0 for a redeal), for training.
     deltas: FloatArray
+
+    def state(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Scores (fractions of the target), barrel flags, deals on the barrel so far, deals
+        left after each deal and the deal-limit flag: everything known before each deal."""
+        rules = self.rules
+        x = self.scores_before / float(rules.target)
+        k, n = self.scores_before.shape
+        barrel = np.zeros((k, n))
+        if rules.barrel is not None:
+            on = (self.scores_before >= rules.barrel) & (self.scores_before < rules.target)
+            barrel = on.astype(np.float64)
+        # Deals on the barrel before this one, in the current stay: the run of barrel flags
+        # ending here, less this deal, capped.
+        idx = np.arange(k)[:, None]
+        last_off = np.maximum.accumulate(np.where(barrel == 0, idx, -1), axis=0)
+        tries = barrel * np.minimum(idx - last_off - 1, MAX_TRIES)
+        limited = np.full(k, 1.0 if rules.max_deals is not None else 0.0)
+        left = np.maximum(0.0, (rules.max_deals or 0) - self.indices - 1.0).astype(np.float64)
+        return x, barrel, tries, left, limited
 
     @classmethod
     def from_replay(cls, replay: Mapping[str, Any]) -> DealLog:
@@ -177,32 +180,31 @@ class LuckModel:
         self.shape = DealShape(int(s["players"]), int(s["deck"]), int(s["hand_size"]),
                                int(s["talon_size"]), int(s["talons"]),
                                bool(s["dealer_sits_out"]))
-        self.features: FeatureSet = feature_set(self.shape)
-        self.theta = np.asarray(arrays["theta"], dtype=np.float64)
-        self.beta = np.asarray(arrays["beta"], dtype=np.float64)
-        self.lam = float(np.asarray(arrays["lam"]).reshape(()))
-        if self.theta.shape != (len(STATE_NAMES),):
-            raise ValueError("luck model: the state weights do not fit the state basis")
-        if self.beta.shape != (self.shape.active, self.features.size):
-            raise ValueError("luck model: the deal weights do not fit the card features")
         if self.shape.dealer_sits_out or self.shape.active != self.shape.players:
             raise ValueError("luck model: only tables where every seat plays every deal")
-        self.digest = _digest(self.theta, self.beta, self.lam, self.meta)
+        self.features: FeatureSet = feature_set(self.shape)
+        self.beta = np.asarray(arrays["beta"], dtype=np.float64)
+        self.gamma = np.asarray(arrays["gamma"], dtype=np.float64)
+        if self.beta.shape != (len(VALUES), self.shape.active, self.features.size):
+            raise ValueError("luck model: the deal weights do not fit the card features")
+        if self.gamma.shape != (len(VALUES), 2, len(STATE_NAMES)):
+            raise ValueError("luck model: the state weights do not fit the state features")
+        self.digest = _digest(self.beta, self.gamma, self.meta)
 
     # -- files -------------------------------------------------------------------------
 
     @classmethod
     def load(cls, path: str | Path) -> LuckModel:
-        with np.load(Path(path), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files if k != "meta"}
-            meta = json.loads(str(data["meta"]))
-        return cls(arrays, meta)
+        return cls.from_bytes(Path(path).read_bytes())
 
     @classmethod
     def from_bytes(cls, blob: bytes) -> LuckModel:
-        with np.load(io.BytesIO(blob), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files if k != "meta"}
-            meta = json.loads(str(data["meta"]))
+        try:
+            with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files if k != "meta"}
+                meta = json.loads(str(data["meta"]))
+        except (OSError, KeyError, ValueError) as exc:
+            raise ValueError(f"not a luck model file: {exc}") from None
         return cls(arrays, meta)
 
     def save(self, path: str | Path) -> None:
@@ -210,7 +212,7 @@ class LuckModel:
 
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
-        np.savez(buf, theta=self.theta, beta=self.beta, lam=np.array(self.lam),
+        np.savez(buf, beta=self.beta, gamma=self.gamma,
                  meta=np.array(json.dumps(self.meta, sort_keys=True)))
         return buf.getvalue()
 
@@ -221,64 +223,55 @@ class LuckModel:
 
     # -- values ------------------------------------------------------------------------
 
-    def state_value(self, x: FloatArray, dealer: IntArray, left: FloatArray,
-                    limited: FloatArray) -> FloatArray:
-        """``W[k, i]`` for deals k and seat pairs i (:func:`seat_pairs`): the chance the
-        first seat of the pair finishes ahead of the second."""
-        return _sigmoid(self._logits(x, dealer, left, limited))
-
-    def _logits(self, x: FloatArray, dealer: IntArray, left: FloatArray,
-                limited: FloatArray) -> FloatArray:
-        n = self.shape.players
-        pairs = seat_pairs(n)
-        a = np.array([p[0] for p in pairs])
-        b = np.array([p[1] for p in pairs])
-        third = np.array([next((s for s in range(n) if s not in p), -1) for p in pairs])
-        xa, xb = x[:, a], x[:, b]
-        xc = x[:, third] if n > 2 else np.zeros_like(xa)
-        if n <= 2:
-            xc = np.zeros_like(xa)
-        role = (np.arange(n)[None, :] - dealer[:, None] - 1) % n
-        basis = state_basis(xa, xb, xc, role[:, a], role[:, b],
-                            np.broadcast_to(left[:, None], xa.shape),
-                            np.broadcast_to(limited[:, None], xa.shape))
-        logits: FloatArray = basis @ self.theta
-        return logits
-
-    def state_gradient(self, x: FloatArray, dealer: IntArray, left: FloatArray,
-                       limited: FloatArray) -> FloatArray:
-        """``G[k, i, s] = dW_i/dx_s`` by central differences (the basis is piecewise smooth),
-        every shifted state evaluated in one batch."""
-        n = self.shape.players
-        k = x.shape[0]
-        shifts = np.concatenate([_FD_STEP * np.eye(n), -_FD_STEP * np.eye(n)])  # (2n, n)
-        xs = (x[None, :, :] + shifts[:, None, :]).reshape(2 * n * k, n)
-        tile = 2 * n
-        values = self.state_value(xs, np.tile(dealer, tile), np.tile(left, tile),
-                                  np.tile(limited, tile)).reshape(2 * n, k, -1)
-        out: FloatArray = ((values[:n] - values[n:]) / (2 * _FD_STEP)).transpose(1, 2, 0)
-        return out
-
     def deal_values(self, decks: IntArray, dealer: IntArray) -> FloatArray:
-        """``e[k, s]``: seat s's expected points from deal k (fraction of the target),
-        centred on its mean over all shuffles."""
+        """``e[k, v, s]``: seat s's deal value v in deal k, centred on its mean over all
+        shuffles (so its mean over fresh shuffles is exactly 0)."""
         n = self.shape.players
         owner = deck_owner(self.shape, decks)
         phi = self.features.values(owner) - self.features.means  # (deals, role, F)
-        by_role = np.einsum("krf,rf->kr", phi, self.beta)
+        by_role = np.einsum("krf,vrf->kvr", phi, self.beta)
         seat_role = (np.arange(n)[None, :] - dealer[:, None] - 1) % n
-        out: FloatArray = np.take_along_axis(by_role, seat_role, axis=1)
+        k = len(dealer)
+        out: FloatArray = by_role[np.arange(k)[:, None, None],
+                                  np.arange(len(VALUES))[None, :, None], seat_role[:, None, :]]
+        return out
+
+    def design(self, log: DealLog, e: FloatArray) -> FloatArray:
+        """``X[k, i, :]``: the regressors of deal k for seat pair i; the pair's luck in the
+        deal is ``X @ gamma.ravel()``. Antisymmetric: swapping a and b negates each row."""
+        x, barrel, tries, left, limited = log.state()
+        n = self.shape.players
+        rows = []
+        for a, b in seat_pairs(n):
+            c = next((s for s in range(n) if s not in (a, b)), None)
+            ga = state_features(x, barrel, tries, left, limited, a, b, c)
+            gb = state_features(x, barrel, tries, left, limited, b, a, c)
+            parts = []
+            for v in range(len(VALUES)):
+                parts.append(ga * e[:, v, a, None] - gb * e[:, v, b, None])
+                third = e[:, v, c, None] if c is not None else np.zeros((len(x), 1))
+                parts.append((ga - gb) * third)
+            rows.append(np.concatenate(parts, axis=1))
+        out: FloatArray = np.stack(rows, axis=1)
         return out
 
     def deal_luck(self, log: DealLog) -> FloatArray:
-        """``L[k, i]``: the luck of deal k for seat pair i (zero mean over shuffles)."""
-        rules = log.rules
-        x = log.scores_before / float(rules.target)
-        limited = np.full(len(x), 1.0 if rules.max_deals is not None else 0.0)
-        left = np.maximum(0.0, (rules.max_deals or 0) - log.indices - 1.0).astype(np.float64)
-        grad = self.state_gradient(x, log.dealers, left, limited)
+        """``L[k, i]``: the luck of deal k for seat pair i (zero mean over shuffles): the
+        same as ``design(log, e) @ gamma``, with the state features weighted first."""
         e = self.deal_values(log.decks, log.dealers)
-        luck: FloatArray = self.lam * np.einsum("kis,ks->ki", grad, e)
+        x, barrel, tries, left, limited = log.state()
+        n = self.shape.players
+        own, third = self.gamma[:, 0, :].T, self.gamma[:, 1, :].T  # (features, values)
+        cols = []
+        for a, b in seat_pairs(n):
+            c = next((s for s in range(n) if s not in (a, b)), None)
+            ga = state_features(x, barrel, tries, left, limited, a, b, c)
+            gb = state_features(x, barrel, tries, left, limited, b, a, c)
+            term = (ga @ own * e[:, :, a] - gb @ own * e[:, :, b]).sum(axis=1)
+            if c is not None:
+                term += ((ga - gb) @ third * e[:, :, c]).sum(axis=1)
+            cols.append(term)
+        luck: FloatArray = np.stack(cols, axis=1)
         return luck
 
     def fits(self, rules: Rules) -> bool:
@@ -336,17 +329,12 @@ class GameLuck:
         return value if a < b else -value
 
 
-def _sigmoid(z: FloatArray) -> FloatArray:
-    out: FloatArray = 1.0 / (1.0 + np.exp(-np.clip(z, -40.0, 40.0)))
-    return out
-
-
-def _digest(theta: FloatArray, beta: FloatArray, lam: float, meta: Mapping[str, Any]) -> str:
-    """SHA-256 of the weights and of what they mean (shape, features, basis), not of how
+def _digest(beta: FloatArray, gamma: FloatArray, meta: Mapping[str, Any]) -> str:
+    """SHA-256 of the weights and of what they mean (shape, features, state), not of how
     long training took: the same weights always have the same name."""
     h = hashlib.sha256()
     h.update(MODEL_FORMAT.encode())
-    for arr in (theta, beta, np.array([lam])):
+    for arr in (beta, gamma):
         h.update(np.ascontiguousarray(arr, dtype="<f8").tobytes())
     ident = {k: meta[k] for k in ("shape", "features", "state") if k in meta}
     h.update(json.dumps(ident, sort_keys=True).encode())

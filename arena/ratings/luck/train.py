@@ -1,4 +1,4 @@
-"""Training the luck model: games of the arena's own bots, then three small fits.
+"""Training the luck model: games of the arena's own bots, then two least-squares fits.
 
 Everything is seeded: the training games are dealt from ``TRAIN_NAMESPACE/...`` seeds,
 which no tournament or benchmark derives (their seeds are SHA-256 or HMAC digests, or the
@@ -7,12 +7,11 @@ options give the same games, the same weights and so the same digest on any mach
 
 The fits, in order:
 
-1. ``beta``: each place at the table gets a ridge regression of a seat's score change in a
-   deal on its centred card features (a redeal changes nothing);
-2. ``theta``: a logistic regression of the final pairwise result on the antisymmetric
-   state basis, one sample per deal and seat pair (scipy's L-BFGS);
-3. ``lam``: the multiple of the resulting luck that best predicts the results of games held
-   out of fits 1 and 2 (least squares, clipped to [0, 2]).
+1. ``beta``: for each place at the table and each deal value, a ridge regression on the
+   centred card features of a seat's points in the deal (capped at +-250: a fall off the
+   barrel is not the cards' doing) and of whether the deal brought it 120 or more;
+2. ``gamma``: a ridge regression of the final pairwise result on the deal values times the
+   state features, one row per deal and seat pair, on games held out of fit 1.
 """
 
 from __future__ import annotations
@@ -25,18 +24,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
 
 from arena.engine import Rules
-from arena.ratings.luck.features import DealShape, FloatArray, feature_set
+from arena.ratings.luck.features import DealShape, FloatArray, deck_owner, feature_set
 from arena.ratings.luck.model import (
     MODEL_FORMAT,
     MODEL_VERSION,
     STATE_NAMES,
+    VALUES,
     DealLog,
     LuckModel,
     seat_pairs,
-    state_basis,
 )
 
 TRAIN_NAMESPACE = "luck-train"
@@ -123,90 +121,49 @@ def pair_results(ranks: Sequence[int]) -> FloatArray:
                      for a, b in seat_pairs(len(ranks))])
 
 
-def _state_arrays(model_shape: DealShape, game: TrainingGame) -> tuple[FloatArray, ...]:
-    log = game.log
-    rules = log.rules
-    x = log.scores_before / float(rules.target)
-    limited = np.full(len(x), 1.0 if rules.max_deals is not None else 0.0)
-    left = np.maximum(0.0, (rules.max_deals or 0) - log.indices - 1.0).astype(np.float64)
-    return x, log.dealers.astype(np.float64), left, limited
-
-
 def fit_beta(shape: DealShape, games: Sequence[TrainingGame], ridge: float = 1.0) -> FloatArray:
     fs = feature_set(shape)
     n = shape.active
     xtx = np.zeros((n, fs.size, fs.size))
-    xty = np.zeros((n, fs.size))
+    xty = np.zeros((len(VALUES), n, fs.size))
     for g in games:
         log = g.log
-        from arena.ratings.luck.features import deck_owner
-
         phi = fs.values(deck_owner(shape, log.decks)) - fs.means  # (deals, role, F)
         target = float(log.rules.target)
         for r in range(n):
             seat = (log.dealers + 1 + r) % n
-            y = log.deltas[np.arange(len(seat)), seat] / target
+            delta = log.deltas[np.arange(len(seat)), seat]
+            ys = (np.clip(delta, -250.0, 250.0) / target, (delta >= 120.0).astype(np.float64),
+                  (delta <= -100.0).astype(np.float64))
             xtx[r] += phi[:, r, :].T @ phi[:, r, :]
-            xty[r] += phi[:, r, :].T @ y
-    beta = np.empty((n, fs.size))
+            for v, y in enumerate(ys):
+                xty[v, r] += phi[:, r, :].T @ y
+    beta = np.empty((len(VALUES), n, fs.size))
     for r in range(n):
-        beta[r] = np.linalg.solve(xtx[r] + ridge * np.eye(fs.size), xty[r])
+        inv = np.linalg.inv(xtx[r] + ridge * np.eye(fs.size))
+        for v in range(len(VALUES)):
+            beta[v, r] = inv @ xty[v, r]
     return beta
 
 
-def _basis_rows(shape: DealShape, games: Sequence[TrainingGame]) -> tuple[FloatArray, FloatArray]:
-    n = shape.players
-    pairs = seat_pairs(n)
-    rows: list[FloatArray] = []
-    ys: list[FloatArray] = []
+def fit_gamma(model: LuckModel, games: Sequence[TrainingGame], ridge: float = 1e-3) -> FloatArray:
+    size = model.gamma.size
+    xtx = np.zeros((size, size))
+    xty = np.zeros(size)
     for g in games:
-        x, dealer, left, limited = _state_arrays(shape, g)
-        if not len(x):
+        log = g.log
+        if not len(log.indices):
             continue
-        role = (np.arange(n)[None, :] - dealer[:, None].astype(np.int64) - 1) % n
-        y = pair_results(g.ranks)
-        for i, (a, b) in enumerate(pairs):
-            third = next((s for s in range(n) if s not in (a, b)), None)
-            xc = x[:, third] if third is not None else np.zeros(len(x))
-            rows.append(state_basis(x[:, a], x[:, b], xc, role[:, a], role[:, b], left, limited))
-            ys.append(np.full(len(x), y[i]))
-    return np.concatenate(rows), np.concatenate(ys)
+        x = model.design(log, model.deal_values(log.decks, log.dealers)).reshape(-1, size)
+        y = np.tile(pair_results(g.ranks) - 0.5, len(log.indices))
+        xtx += x.T @ x
+        xty += x.T @ y
+    gamma = np.linalg.solve(xtx + ridge * len(games) * np.eye(size), xty)
+    out: FloatArray = np.asarray(gamma, dtype=np.float64).reshape(model.gamma.shape)
+    return out
 
 
-def fit_theta(shape: DealShape, games: Sequence[TrainingGame], l2: float = 1e-3) -> FloatArray:
-    basis, y = _basis_rows(shape, games)
-    m = len(y)
-
-    def loss(theta: FloatArray) -> tuple[float, FloatArray]:
-        z = basis @ theta
-        # Soft-target logistic loss: ties (y = 0.5) count half each way.
-        lse = np.logaddexp(0.0, z)
-        value = float(np.sum(lse - y * z) / m + 0.5 * l2 * theta @ theta)
-        p = 1.0 / (1.0 + np.exp(-z))
-        grad = basis.T @ (p - y) / m + l2 * theta
-        return value, grad
-
-    res = minimize(loss, np.zeros(basis.shape[1]), jac=True, method="L-BFGS-B",
-                   options={"maxiter": 2000})
-    theta: FloatArray = res.x
-    return theta
-
-
-def fit_lambda(model: LuckModel, games: Sequence[TrainingGame]) -> float:
-    num = den = 0.0
-    for g in games:
-        if not len(g.log.indices):
-            continue
-        luck = model.deal_luck(g.log).sum(axis=0)  # with lam = 1
-        y = pair_results(g.ranks)
-        num += float(np.sum((y - 0.5) * luck))
-        den += float(np.sum(luck * luck))
-    if den <= 0:
-        return 1.0
-    return float(np.clip(num / den, 0.0, 2.0))
-
-
-def build_model(shape: DealShape, theta: FloatArray, beta: FloatArray, lam: float,
+def build_model(shape: DealShape, beta: FloatArray, gamma: FloatArray,
                 meta: dict[str, Any]) -> LuckModel:
     fs = feature_set(shape)
     full = {
@@ -219,10 +176,10 @@ def build_model(shape: DealShape, theta: FloatArray, beta: FloatArray, lam: floa
         "state": hashlib.sha256("\n".join(STATE_NAMES).encode()).hexdigest()[:16],
         **meta,
     }
-    return LuckModel({"theta": theta, "beta": beta, "lam": np.array(lam)}, full)
+    return LuckModel({"beta": beta, "gamma": gamma}, full)
 
 
-def train(preset: str, games: int, *, jobs: int = 2, holdout: float = 0.2,
+def train(preset: str, games: int, *, jobs: int = 2, holdout: float = 0.5,
           on_progress: Callable[[str], None] | None = None) -> LuckModel:
     """Play ``games`` training games and fit a model for the preset's deal shape."""
     say = on_progress or (lambda _text: None)
@@ -240,16 +197,15 @@ def train(preset: str, games: int, *, jobs: int = 2, holdout: float = 0.2,
     cut = round(len(played) * (1.0 - holdout))
     fit_part, held = played[:cut], played[cut:]
     beta = fit_beta(shape, fit_part)
-    theta = fit_theta(shape, fit_part)
-    unit = build_model(shape, theta, beta, 1.0, {})
-    lam = fit_lambda(unit, held)
+    unit = build_model(shape, beta, np.zeros((len(VALUES), 2, len(STATE_NAMES))), {})
+    gamma = fit_gamma(unit, held)
     meta = {
         "preset": preset,
         "training": {"games": games, "seeds": f"{TRAIN_NAMESPACE}/{preset}/0..{games - 1}",
                      "holdout": holdout, "tables": [list(t) for t in TABLES],
                      "deal_limits": list(LIMITS)},
     }
-    model = build_model(shape, theta, beta, lam, meta)
+    model = build_model(shape, beta, gamma, meta)
     say(f"fitted in {time.monotonic() - started - play_s:.0f}s after {play_s:.0f}s of play; "
-        f"lam {lam:.3f}; model {model.short}")
+        f"model {model.short}")
     return model
