@@ -47,6 +47,8 @@ class SprtOutcome:
     #: The same test on the other basis (raw when the test is luck-adjusted), shown beside.
     other: SprtResult | None = None
     adjusted: bool = False
+    #: The luck models of the games counted (short digests), named when adjusted.
+    models: tuple[str, ...] = ()
 
     @property
     def decision(self) -> str:
@@ -60,7 +62,9 @@ class SprtOutcome:
             Decision.H0: f"{candidate} is not stronger than {baseline} (H0 accepted)",
             Decision.CONTINUE: "no decision within the maximum number of sets",
         }[self.result.decision]
-        basis = ", luck-adjusted" if self.adjusted else ""
+        basis = ""
+        if self.adjusted:
+            basis = ", luck-adjusted" + (f" by {', '.join(self.models)}" if self.models else "")
         line = f"SPRT after {self.sets} sets ({self.games} games{basis}): {verdict}; {self.result}"
         if self.other is not None:
             line += f" [{'raw' if self.adjusted else 'luck-adjusted'}: {self.other}]"
@@ -106,6 +110,7 @@ class SprtFormat:
         b = _Builder(self.spec)
         set_scores: list[float] = []
         other_scores: list[float] = []
+        models: set[str] = set()
         played = 0
         rounds = math.ceil(self.max_sets / SPRT_ROUND_SETS)
         for rnd in range(rounds):
@@ -122,8 +127,10 @@ class SprtFormat:
                 result = self.test(set_scores, len(games), adjusted=self.adjusted)
                 other = (self.test(other_scores, len(games), adjusted=not self.adjusted)
                          if self.adjusted or any(r.luck is not None for r in recs) else None)
+                models.update(str(r.luck["model"]) for r in recs
+                              if isinstance(r.luck, dict) and "model" in r.luck)
                 self.outcome = SprtOutcome(played, played * len(games), result, other,
-                                           self.adjusted)
+                                           self.adjusted, tuple(sorted(models)))
                 if result.decision != Decision.CONTINUE:
                     return None
         return None

@@ -87,7 +87,12 @@ def test_sprt_decides_on_adjusted_results_and_shows_the_raw_test(
     assert tournament_main(["run", str(spec), "-q", "--luck-adjusted"]) == 0
     out = capsys.readouterr()
     line = next(x for x in (out.out + out.err).splitlines() if x.startswith("SPRT after"))
-    assert "luck-adjusted)" in line and "[raw: LLR" in line
+    from arena.engine import Rules
+    from arena.ratings.luck import model_for
+
+    model = model_for(Rules.preset("classic"))
+    assert model is not None
+    assert f"games, luck-adjusted by {model.short})" in line and "[raw: LLR" in line
     # The switch is part of the tournament: the stored spec keeps it.
     with ResultStore(f"sqlite:///{tmp_path / 'results.sqlite3'}") as store:
         assert store.tournament_spec("sprt-luck")["luck_adjusted"] is True  # type: ignore[index]
