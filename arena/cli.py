@@ -339,6 +339,8 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "which isolation hosted bots get on this host (sandbox, cgroups, uids, seccomp)"),
     ("runtimes", "arena.sandbox.runtimes", "runtimes_main",
      "install or list the runtimes of hosted bots (python, node)"),
+    ("ratings", "arena.ratings.luck.cli", "ratings_main",
+     "the luck model behind luck-adjusted results: train it, say which one is used"),
 ]
 _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("gateway", "arena.server.bench", "main",
@@ -362,6 +364,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("stdio", "arena.stdio.bench", "main",
      "time a decision costs a bot program on the text protocol against the same bot over "
      "gRPC"),
+    ("luck", "arena.bench.luck", "bench_main",
+     "variance of raw and luck-adjusted duplicate-set results for two close pairs of bots"),
 ]
 
 

@@ -276,6 +276,7 @@ def leaderboard_text(url: str, tournament: str) -> tuple[str, int]:
         compute_leaderboard,
         format_table,
         load_records,
+        luck_summary,
         unbounded_note,
     )
     from arena.tournament.store import ResultStore
@@ -284,7 +285,8 @@ def leaderboard_text(url: str, tournament: str) -> tuple[str, int]:
         records = load_records(store, tournament)
     rows = compute_leaderboard(records)
     note = unbounded_note(rows)
-    return format_table(rows) + (f"\n{note}" if note else ""), len(records)
+    luck = luck_summary(records).line()
+    return format_table(rows) + (f"\n{note}" if note else "") + f"\n{luck}", len(records)
 
 
 def write_report(url: str, tournament: str, out: Path) -> None:

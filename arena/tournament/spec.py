@@ -56,6 +56,7 @@ _TOP_FIELDS = (
     "games",
     "sets",
     "max_deals",
+    "luck_adjusted",
     "time_control",
     "executor",
     "db",
@@ -147,6 +148,8 @@ class TournamentSpec:
     source: str | None = None
     #: ``public_seed`` as the file gives it (None: not given).
     public_seed: bool | None = None
+    #: An SPRT decides, and a league pairs, on luck-adjusted results (docs/ratings.md).
+    luck_adjusted: bool = False
     #: The tournament's secret, from its results store; never part of the spec's JSON.
     deal_secret: str | None = field(default=None, repr=False, compare=False)
     #: Settings the file gives that change nothing (``workers`` for Celery...): said by
@@ -273,6 +276,8 @@ class TournamentSpec:
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
+        if self.luck_adjusted:
+            data["luck_adjusted"] = True
         return data
 
 
@@ -525,6 +530,10 @@ class _Validator:
             sets = self.positive_int("sets", data["sets"])
         if "max_deals" in data and data["max_deals"] is not None:
             max_deals = self.positive_int("max_deals", data["max_deals"])
+        luck_adjusted = data.get("luck_adjusted")
+        if luck_adjusted is not None and not isinstance(luck_adjusted, bool):
+            self.err("luck_adjusted", "must be true or false")
+            luck_adjusted = None
         time_control = self.time_control(data.get("time_control"))
         executor = self.executor(data.get("executor"))
         db = data.get("db", DEFAULT_DB)
@@ -558,6 +567,7 @@ class _Validator:
             db=db,
             source=self.source,
             public_seed=public_seed,
+            luck_adjusted=bool(luck_adjusted),
             warnings=tuple(self.warnings),
         )
 

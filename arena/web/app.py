@@ -36,6 +36,7 @@ from markupsafe import Markup, escape
 from starlette.middleware.gzip import GZipMiddleware
 
 from arena.observability.live import LiveMatch, LiveReader, public_event, spool_dir_for
+from arena.tournament.leaderboard import has_adjusted, interval_text, unbounded_note
 from arena.tournament.store import StoreError
 from arena.web import svg
 from arena.web.data import MATCH_ID_RE, STATUSES, Embargoed, NotFound, WebData, match_json
@@ -90,6 +91,13 @@ def _duration(s: float | None) -> str:
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s" if m else f"{sec}s"
+
+
+def _interval_filter(row: Any, adjusted: bool = False) -> str:
+    """A leaderboard row's interval exactly as ``arena leaderboard`` prints it."""
+    if adjusted:
+        return interval_text(row.adj_rating, row.adj_ci_low, row.adj_ci_high, row.adj_bounded)
+    return interval_text(row.rating, row.ci_low, row.ci_high, row.bounded)
 
 
 def _num(v: Any, digits: int = 1) -> str:
@@ -187,6 +195,7 @@ def create_app(
     templates = Jinja2Templates(directory=HERE / "templates")
     env = templates.env
     env.filters.update(when=_when, ago=_ago, duration=_duration, num=_num, card=_card, ms=_ms,
+                       interval=_interval_filter,
                        code=_code, q=lambda s: quote(str(s), safe=""))
     env.globals.update(suits=SUITS, statuses=STATUSES)
 
@@ -502,7 +511,10 @@ def create_app(
         # One colour a player on the whole page, in the order of the leaderboard.
         colours = svg.colours_for([r.player for r in rows] + sorted(
             {x["player"] for x in hist["series"]} - {r.player for r in rows}))
-        ci = svg.interval_chart([(r.player, r.rating, r.ci_low, r.ci_high) for r in rows],
+        # No bar where the results set no bound: the chart says what the table says.
+        nan = float("nan")
+        ci = svg.interval_chart([(r.player, r.rating, r.ci_low if r.bounded else nan,
+                                  r.ci_high if r.bounded else nan) for r in rows],
                                 colours=colours)
         history_svg = svg.line_chart(
             hist["x"], [(x["player"], x["rating"]) for x in hist["series"]],
@@ -517,6 +529,7 @@ def create_app(
                 hlines=[(sp["upper"], f"H1 {sp['upper']:.2f}", "#1a7f37"),
                         (sp["lower"], f"H0 {sp['lower']:.2f}", "#d1242f")])
         return page(request, "tournament.html", title=name, t=detail, rows=rows,
+                    adjusted=has_adjusted(rows), luck=s.luck, note=unbounded_note(rows),
                     ci_svg=ci, history_svg=history_svg, sprt_svg=sprt_svg,
                     h2h=s.head_to_head, bots=s.bots, statuses=s.statuses)
 

@@ -4,6 +4,7 @@ workers playing them in sandboxes, started and stopped by the demo itself on fre
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import re
@@ -27,7 +28,9 @@ from thousand_bot.proto.thousand.v1 import (
 )
 
 from arena.demo import demo_main
+from arena.tournament.leaderboard import interval_text
 from arena.tournament.store import ResultStore
+from arena.web.data import WebData
 
 #: Three sets: the groups (greedy, cautious, random), (greedy, cautious, search) and
 #: (greedy, cautious, node), so every kind of hosted bot plays.
@@ -182,6 +185,18 @@ def test_the_same_seed_gives_the_same_leaderboard(tmp_path: Path, demos: list[De
     assert {row[1].split("@")[0] for row in rows} == {"greedy", "cautious", "random", "search",
                                                      "node"}
     assert all("@" in row[1] for row in rows)
+    # Intervals wherever the results bound them, the same in the CLI and on the web.
+    db = f"sqlite:///{tmp_path / 'a/demo.sqlite3'}"
+    board = json.loads(subprocess.run(
+        [sys.executable, "-m", "arena.cli", "leaderboard", "--db", db, "--json",
+         "--tournament", "main"], capture_output=True, text=True, check=True).stdout)
+    assert WebData(db).leaderboard_json("main") == board
+    close = [r for r in board["rows"] if r["player"].split("@")[0] in ("greedy", "cautious")]
+    assert len(close) == 2 and all(r["bounded"] for r in close), board
+    printed = " ".join(" ".join(table).split())  # the table pads its columns
+    for r in board["rows"]:
+        shown = interval_text(r["rating"], r["ci_low"], r["ci_high"], r["bounded"])
+        assert " ".join(shown.split()) in printed, (shown, table)
     assert outcomes(tmp_path / "a/demo.sqlite3") == outcomes(tmp_path / "b/demo.sqlite3")
     assert len(outcomes(tmp_path / "a/demo.sqlite3")) == 18
 
