@@ -37,6 +37,7 @@ from types import ModuleType
 MODULES: tuple[str, ...] = (
     "arena.engine.cards",
     "arena.engine.actions",
+    "arena.engine.tricks",
     "arena.engine.game",
     "arena.referee.clock",
     "arena.referee.runner",

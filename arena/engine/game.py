@@ -18,15 +18,12 @@ from typing import Any
 from . import actions as A
 from .actions import Action, as_action
 from .cards import (
+    ACES_MASK,
     CARD_NAMES,
-    CARD_POINTS,
     DECK_24,
     DECK_32,
-    R9,
-    RA,
-    RJ,
-    RK,
-    RQ,
+    KQ,
+    NINES_MASK,
     SUIT_MASK,
     SUIT_NAMES,
     SUITS,
@@ -40,6 +37,7 @@ from .cards import (
 from .errors import IllegalActionError
 from .rules import Rules
 from .shuffle import deal_seed, shuffled
+from .tricks import DECLARATION_NAMES, TrickPlay, TrickRules, trick_points
 
 # Phases.
 CHANCE, NINES, BLIND, AUCTION, SALE_OFFER, SALE, TALON_CHOICE = range(7)
@@ -57,11 +55,6 @@ _SUIT_PLAYS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
     tuple(tuple(A.PLAY_OF[s * 8 + r] for r in range(8) if v >> r & 1) for v in range(256))
     for s in range(4)
 )
-_KQ = tuple((1 << (s * 8 + RK)) | (1 << (s * 8 + RQ)) for s in range(4))
-_QJ = tuple((1 << (s * 8 + RQ)) | (1 << (s * 8 + RJ)) for s in range(4))
-_ACES = sum(1 << (s * 8 + RA) for s in range(4))
-_NINES = sum(1 << (s * 8 + R9) for s in range(4))
-_QUEENS = sum(1 << (s * 8 + RQ) for s in range(4))
 
 
 def _plays_of(mask: int) -> list[Action]:
@@ -120,12 +113,13 @@ _OBSERVATION_TEMPLATE: dict[str, Any] = dict.fromkeys((
 ))
 
 
-class Game:
-    """A game of 1000 under a rules configuration, from the first deal to the end."""
+class Game(TrickPlay):
+    """A game of 1000 under a rules configuration, from the first deal to the end.
+
+    The trick rules and the state they need come from :class:`TrickPlay`."""
 
     __slots__ = (
         "_sale_min",
-        "aces_pending",
         "active",
         "ask_after",
         "ask_queue",
@@ -142,12 +136,10 @@ class Game:
         "chosen",
         "concessions",
         "contract",
-        "crawl",
         "deal_index",
         "dealer",
         "deals_played",
         "dealt",
-        "declarer",
         "discards",
         "exch_left",
         "forced_declarer",
@@ -157,18 +149,10 @@ class Game:
         "golden_done",
         "golden_from",
         "golden_made",
-        "hands",
         "held",
-        "last_marriage",
-        "last_trick",
-        "lead_suit",
-        "leader",
         "looked",
-        "marriage_points",
         "marriages",
-        "n",
         "no_barrel",
-        "nxt",
         "orig_talon",
         "passed",
         "phase",
@@ -180,15 +164,10 @@ class Game:
         "seed",
         "shown",
         "spare",
-        "taken_points",
         "talon",
         "talon_public",
         "talon_seen",
         "to_act",
-        "trick",
-        "tricks_taken",
-        "trump",
-        "trump_by",
         "unseen",
         "winners",
     )
@@ -203,6 +182,7 @@ class Game:
             # __new__: a whole new game for every copy of a state, ten times the cost.
             return
         self.rules = rules if rules is not None else Rules("classic")
+        self.tr = TrickRules(self.rules)
         self.seed = str(seed)
         self.n = self.rules.players
         if not 0 <= dealer < self.n:
@@ -234,6 +214,7 @@ class Game:
     def _reset_deal(self) -> None:
         n = self.n
         self.active: tuple[int, ...] = ()
+        self.nactive = 0
         self.nxt: list[int] = [0] * n
         self.forehand = 0
         self.hands = [0] * n
@@ -286,12 +267,6 @@ class Game:
         self.last_trick = -1
 
     # ------------------------------------------------------------------ queries
-    @property
-    def _extras_possible(self) -> bool:
-        """Whether a lead may carry something other than a K-Q marriage under these rules."""
-        r = self.rules
-        return bool(r.blind_first_trick or r.half_marriage or r.ace_marriage or r.nines_marriage)
-
     @property
     def _absolute_cap(self) -> int:
         """No bid can promise more than every card point and every declaration together."""
@@ -368,6 +343,7 @@ class Game:
         g.marriage_points = list(self.marriage_points)
         g.marriages = list(self.marriages)
         g.n = self.n
+        g.nactive = self.nactive
         g.no_barrel = self.no_barrel
         g.nxt = list(self.nxt)
         g.orig_talon = self.orig_talon
@@ -385,6 +361,7 @@ class Game:
         g.talon = list(self.talon)
         g.talon_public = self.talon_public
         g.talon_seen = self.talon_seen
+        g.tr = self.tr
         g.to_act = self.to_act
         g.trick = list(self.trick)
         g.tricks_taken = list(self.tricks_taken)
@@ -428,6 +405,7 @@ class Game:
         if r.dealer_sits_out:
             seats = [s for s in seats if s != d]
         self.active = tuple(seats)
+        self.nactive = len(seats)
         self.forehand = seats[0]
         self.nxt = [0] * n
         for k, s in enumerate(seats):
@@ -503,7 +481,7 @@ class Game:
             if q and q[0][0] == s:
                 continue
             h = self.hands[s]
-            if nines and h & _NINES == _NINES:
+            if nines and h & NINES_MASK == NINES_MASK:
                 q.append((s, NINES, f"seat {s} holds four nines"))
             elif limit is not None and mask_points(h) < limit:
                 q.append((s, REDEAL, f"seat {s} holds fewer than {limit} points"))
@@ -641,7 +619,7 @@ class Game:
         if r.bid_limit_plain is not None:
             held = 0
             for s in range(4):
-                if hand & _KQ[s] == _KQ[s]:
+                if hand & KQ[s] == KQ[s]:
                     held += r.marriage_values[s]
             if not held:
                 cap = r.bid_limit_plain
@@ -814,69 +792,6 @@ class Game:
         self.to_act = lead
         self.held = list(self.hands)
 
-    def _may_marry(self, seat: int, hand: int) -> bool:
-        r = self.rules
-        if r.marriage_needs_trick and not self.tricks_taken[seat]:
-            return False
-        return not (r.marriage_min_cards and hand.bit_count() < r.marriage_min_cards)
-
-    def _play_mask(self, seat: int) -> int:
-        """Cards ``seat`` may play (as plain plays) in the trick in progress."""
-        hand = self.hands[seat]
-        if not self.trick:
-            if self.aces_pending[seat] and hand & _ACES:
-                return hand & _ACES
-            if self.rules.trump_lead_restricted and seat == self.trump_by and self.trump >= 0:
-                rest = hand & ~SUIT_MASK[self.trump]
-                if rest:
-                    return rest
-            return hand
-        if self.crawl:
-            return hand
-        m = hand & SUIT_MASK[self.lead_suit]
-        if m:
-            return m
-        if self.rules.must_trump and self.trump >= 0:
-            m = hand & SUIT_MASK[self.trump]
-            if m:
-                return m
-        return hand
-
-    def _lead_extras(self, seat: int) -> list[Action]:
-        """Marriage declarations (and crawling) open to the leader."""
-        r = self.rules
-        hand = self.hands[seat]
-        out: list[Action] = []
-        first_trick = not any(self.tricks_taken)
-        if r.blind_first_trick and first_trick and seat == self.declarer:
-            out += [A.CRAWL_OF[c] for c in cards_of(hand)]
-        if self.aces_pending[seat] and hand & _ACES:
-            return out
-        if not self._may_marry(seat, hand):
-            return out
-        allowed = self._play_mask(seat)
-        mv = r.marriage_values
-        for s in range(4):
-            if hand & _KQ[s] == _KQ[s] and (not r.marriage_ascending or mv[s] > self.last_marriage):
-                for rank in (RK, RQ):
-                    c = s * 8 + rank
-                    if allowed >> c & 1:
-                        out.append(A.MARRY_OF[c])
-            if (
-                r.half_marriage
-                and hand & _QJ[s] == _QJ[s]
-                and (not r.marriage_ascending or mv[s] // 2 > self.last_marriage)
-            ):
-                for rank in (RQ, RJ):
-                    c = s * 8 + rank
-                    if allowed >> c & 1:
-                        out.append(A.HALF_OF[c])
-        if r.ace_marriage and hand & _ACES == _ACES:
-            out += [A.ACES_OF[c] for c in cards_of(_ACES & allowed)]
-        if r.nines_marriage and hand & _NINES == _NINES:
-            out += [A.NINES_OF[c] for c in cards_of(_NINES & allowed)]
-        return out
-
     # ------------------------------------------------------------------ legal actions
     def legal_actions(self) -> list[Action]:
         """Every action the seat to act may take now, in a stable order."""
@@ -884,12 +799,11 @@ class Game:
         p = self.to_act
         if ph == PLAY:
             assert p is not None
-            if self.trick:
-                return _plays_of(self._play_mask(p))
-            out = _plays_of(self._play_mask(p))
-            h = self.hands[p]
-            if h & (h >> 1) & _QUEENS or self._extras_possible:
-                out += self._lead_extras(p)
+            allowed = self.play_mask(p)
+            out = _plays_of(allowed)
+            if not self.trick and self.may_declare(p):
+                moves = A.MOVE_ACTIONS
+                out += [moves[m] for m in self.declarations(p, allowed)]
             return out
         if p is None:
             return []
@@ -1015,7 +929,7 @@ class Game:
         p = self.to_act
         if a.kind == _PLAY and self.phase == PLAY:
             assert p is not None
-            if not (self._play_mask(p) >> a.card & 1):
+            if not (self.play_mask(p) >> a.card & 1):
                 raise IllegalActionError(self._why(a))
             rec = self.records[-1]
             rec.actions.append((p, a))
@@ -1031,7 +945,7 @@ class Game:
         ph = self.phase
         r = self.rules
         if ph == PLAY:
-            self._declare(p, a)
+            self._declare(p, a.kind - A.PLAY, a.card)
             self._play_card(p, a.card)
         elif ph == AUCTION:
             self._apply_auction(p, a)
@@ -1115,7 +1029,7 @@ class Game:
                     return f"{a}: must follow the led suit ({led})"
                 if self.rules.must_trump and self.trump >= 0:
                     return f"{a}: void in {led}, must play a trump ({SUIT_NAMES[self.trump]})"
-            if self.aces_pending[p] and self.hands[p] & _ACES and not (_ACES >> a.card & 1):
+            if self.aces_pending[p] and self.hands[p] & ACES_MASK and not (ACES_MASK >> a.card & 1):
                 return f"{a}: after declaring the aces, the aces are led one after another"
             if (
                 not self.trick
@@ -1213,7 +1127,7 @@ class Game:
             self.bidder = p
             if r.show_marriage and r.bid_limit_plain is not None and a.value > r.bid_limit_plain:
                 for s in range(4):
-                    if self.hands[p] & _KQ[s] == _KQ[s] and (p, s) not in self.shown:
+                    if self.hands[p] & KQ[s] == KQ[s] and (p, s) not in self.shown:
                         self.shown.append((p, s))
         if self._auction_over():
             self._end_auction()
@@ -1284,74 +1198,23 @@ class Game:
             self._after_exchange()
 
     # ------------------------------------------------------------------ play apply
-    def _declare(self, p: int, a: Action) -> None:
-        r = self.rules
-        k = a.kind
-        s = a.card >> 3
-        if k == A.CRAWL:
-            self.crawl = True
-            return
-        if k == A.MARRY:
-            value = r.marriage_values[s]
-            kind = "marriage"
-        elif k == A.HALF:
-            value = r.marriage_values[s] // 2
-            kind = "half"
-        elif k == A.ACES:
-            # 003: the trump becomes the suit of the first ace laid.
-            value = r.ace_marriage
-            self.aces_pending[p] = True
-            kind = "aces"
-            if not r.fixed_trump:
-                self.trump = s
-                self.trump_by = p
-        else:
-            value = r.nines_marriage
-            kind = "nines"
-        if kind in ("marriage", "half") and not r.fixed_trump:
-            self.trump = s
-            self.trump_by = p
-        if kind in ("marriage", "half"):
-            self.last_marriage = value
-        points = value if (not r.marriage_declarer_only or p == self.declarer) else 0
-        self.marriage_points[p] += points
-        self.marriages.append((p, s, points, kind))
-        self.records[-1].events.append(("marriage", p, s, points, kind))
+    def _declare(self, p: int, kind: int, card: int) -> None:
+        points = self.declare(p, kind, card)
+        if points >= 0:
+            name = DECLARATION_NAMES[kind]
+            s = card >> 3
+            self.marriages.append((p, s, points, name))
+            self.records[-1].events.append(("marriage", p, s, points, name))
 
     def _play_card(self, p: int, c: int) -> None:
-        self.hands[p] &= ~(1 << c)
-        trick = self.trick
-        if not trick:
-            self.lead_suit = c >> 3
-        trick.append((p, c))
-        if len(trick) < len(self.active):
-            self.to_act = self.nxt[p]
+        trick = self.trick  # the list the card joins: it holds the whole trick once taken
+        nxt = self.play(p, c)
+        if self.trick:
+            self.to_act = nxt
             return
-        # Resolve the trick.
-        trump = self.trump
-        win_seat, best = trick[0]
-        best_suit = best >> 3
-        for seat, card in trick[1:]:
-            s = card >> 3
-            if s == best_suit:
-                if card > best:
-                    win_seat, best = seat, card
-            elif s == trump:
-                win_seat, best, best_suit = seat, card, s
-        pts = 0
-        for _, card in trick:
-            pts += CARD_POINTS[card]
-        self.taken_points[win_seat] += pts
-        self.tricks_taken[win_seat] += 1
-        self.records[-1].events.append(("trick", win_seat, tuple(trick), pts))
-        self.trick = []
-        self.crawl = False
-        self.last_trick = win_seat
-        if self.aces_pending[win_seat] and not self.hands[win_seat] & _ACES:
-            self.aces_pending[win_seat] = False
-        if self.hands[win_seat]:
-            self.leader = win_seat
-            self.to_act = win_seat
+        self.records[-1].events.append(("trick", nxt, tuple(trick), trick_points(trick)))
+        if self.hands[nxt]:
+            self.to_act = nxt
         else:
             self._score_deal()
 
@@ -1419,8 +1282,8 @@ class Game:
         if r.four_nines == "points":
             counted = r.four_nines_counted
             for s in self.active:
-                dealt = self.dealt[s] & _NINES == _NINES
-                held = self.held[s] & _NINES == _NINES if self.held else dealt
+                dealt = self.dealt[s] & NINES_MASK == NINES_MASK
+                held = self.held[s] & NINES_MASK == NINES_MASK if self.held else dealt
                 if dealt if counted == "dealt" else held if counted == "after-exchange" else (
                     dealt or held
                 ):
@@ -1434,7 +1297,7 @@ class Game:
             t = self.orig_talon
             pts = mask_points(t)
             for su in range(4):
-                if t & _KQ[su] == _KQ[su]:
+                if t & KQ[su] == KQ[su]:
                     pts += r.marriage_values[su]
             plain[sitter] = _round5(pts) if r.rounding else pts
         self._finish_deal(contract_delta, plain, contract_made=made, info={"points": raw})

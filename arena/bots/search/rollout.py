@@ -7,7 +7,8 @@ when allowed, cash sure winners, win a trick with the cheapest card that holds, 
 throw the least useful card), plus one thing greedy does not do: a defender whose partner
 already holds the trick throws it points instead of its cheapest card.  Letting rollout
 players see every hand would make them play as if they could, and the search would then
-trust lines that only work with perfect information.
+trust lines that only work with perfect information.  What a player may play, and who
+takes a trick, are the engine's own compiled trick rules (:mod:`arena.engine.tricks`).
 
 **Exact solver.**  Near the end of a deal the few cards left make the game tree small.
 :func:`solve` searches it completely with alpha-beta, one side (the declarer, or the
@@ -20,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from arena.engine.cards import CARD_POINTS, RA, RK, RQ, RT, SUIT_MASK
+from arena.engine.cards import CARD_POINTS, RA, RANK_POINTS, RK, RQ, RT, SUIT_MASK
+from arena.engine.tricks import CRAWL, HALF, MARRY, declared_value, holding
 
-from .lean import KQ, MARRY, QUEENS, LeanRules, PlayState
+from .lean import LeanRules, PlayState
 
-_RP = (0, 0, 0, 2, 3, 4, 10, 11)
 #: Cards of a suit (as an 8-bit pattern) ranked above each rank.
 _ABOVE = tuple(0xFF & ~((1 << (r + 1)) - 1) for r in range(8))
 
@@ -39,7 +40,7 @@ def cost_table(mv: tuple[int, ...]) -> list[int]:
         for pattern in range(256):
             n = pattern.bit_count()
             for r in range(8):
-                v = _RP[r]
+                v = RANK_POINTS[r]
                 if r == RA:
                     v += 40
                 elif r == RT:
@@ -121,10 +122,8 @@ def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...
     trick = state.trick
     allowed = state.play_mask(p)
     if not trick:
-        lr = state.lr
-        if (hand & (hand >> 1) & QUEENS or lr.extras) and state.may_marry(p):
-            legal = state.legal()
-            decl = [m for m in legal if m >> 5 and m >> 5 != 5]
+        if state.may_declare(p) and state.may_marry(p):
+            decl = [m for m in state.declarations(p, allowed) if m >> 5 != CRAWL]
             if decl:
                 return _declare(state, decl, unseen)
         # Sure winners: nothing higher of the suit is out.
@@ -149,17 +148,9 @@ def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...
         return _cheapest(allowed, hand, costs)
     if state.crawl:
         return _cheapest(allowed, hand, costs)
-    lead = trick[0][1]
-    lead_suit = lead >> 3
-    win_seat, best_card = trick[0]
-    best_suit = lead_suit
-    for seat, card in trick[1:]:
-        s = card >> 3
-        if s == best_suit:
-            if card > best_card:
-                win_seat, best_card = seat, card
-        elif s == trump:
-            win_seat, best_card, best_suit = seat, card, s
+    lead_suit = trick[0][1] >> 3
+    win_seat, best_card = trick[holding(trick, trump)]
+    best_suit = best_card >> 3
     last = len(trick) >= state.nactive - 1
     if best_suit == lead_suit:
         winning = allowed & SUIT_MASK[lead_suit] & ~((1 << (best_card + 1)) - 1)
@@ -199,20 +190,12 @@ def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...
 
 
 def _declare(state: PlayState, decl: list[int], unseen: int) -> int:
-    lr = state.lr
-    mv = lr.mv
-
-    def value(m: int) -> int:
-        kind = m >> 5
-        s = (m & 31) >> 3
-        if kind == MARRY:
-            return mv[s]
-        if kind == 2:
-            return mv[s] // 2
-        return 1000
-
-    values = [value(m) for m in decl]
-    target = min(values) if lr.ascending else max(values)
+    tr = state.tr
+    # The four aces or nines before any marriage; of marriages the best (the least one
+    # that is allowed, when each must beat the last).
+    values = [declared_value(tr, m >> 5, (m & 31) >> 3) if m >> 5 in (MARRY, HALF) else 1000
+              for m in decl]
+    target = min(values) if tr.ascending else max(values)
     chosen = [m for m, v in zip(decl, values, strict=True) if v == target]
     m = chosen[0]
     if m >> 5 == MARRY:
@@ -315,176 +298,9 @@ def remaining_plays(state: PlayState) -> int:
     return sum(h.bit_count() for h in state.hands)
 
 
+#: Once a copy of :func:`playout` with the trick rules written out inline, for speed; the
+#: compiled trick rules made the two one.
+fast_playout = playout
+
 __all__ = ["Guard", "OutOfTime", "choose", "cost_table", "fast_playout", "playout",
            "remaining_plays", "solve"]
-
-
-
-def fast_playout(state: PlayState, costs: list[int], team: tuple[int, ...] | None,
-                 hidden: int = 0) -> PlayState:
-    """:func:`playout` with the policy and the trick rules in one loop on local variables.
-
-    Rollouts are most of the search's time; this makes the same moves as
-    :func:`playout` (a test plays both on random positions) about twice as fast.  Rules
-    with extra declarations, crawling or lead restrictions take the general path.
-    """
-    lr = state.lr
-    if lr.extras or lr.trump_lead_restricted or state.crawl or True in state.aces_pending:
-        return playout(state, costs, team, hidden)
-    hands = state.hands
-    nxt = state.nxt
-    nact = state.nactive
-    trick = list(state.trick)
-    trump = state.trump
-    trump_by = state.trump_by
-    last_m = state.last_marriage
-    tricks = state.tricks
-    taken = state.taken
-    marr = state.marr
-    mv = lr.mv
-    must = lr.must_trump
-    needs = lr.needs_trick
-    minc = lr.min_cards
-    asc = lr.ascending
-    fixed = lr.fixed_trump
-    decl_only = lr.declarer_only
-    declarer = state.declarer
-    pts_of = CARD_POINTS
-    above = _ABOVE
-    sm = SUIT_MASK
-    remaining = 0
-    for h in hands:
-        remaining |= h
-    everything = remaining | hidden
-    p = state.to_act
-    last_trick = state.last_trick
-    lead_suit = state.lead_suit
-    while remaining:
-        hand = hands[p]
-        unseen = everything & ~hand
-        c = -1
-        if not trick:
-            if hand & (hand >> 1) & QUEENS and (not needs or tricks[p]) and (
-                    not minc or hand.bit_count() >= minc):
-                best_s = -1
-                best_v = 0
-                for s in range(4):
-                    kq = KQ[s]
-                    if hand & kq == kq and (not asc or mv[s] > last_m):
-                        v = mv[s]
-                        if best_s < 0 or (v < best_v if asc else v > best_v):
-                            best_s, best_v = s, v
-                if best_s >= 0:
-                    s = best_s
-                    c = s * 8 + (RQ if (unseen >> (8 * s)) & 0xC0 else RK)
-                    if not fixed:
-                        trump = s
-                        trump_by = p
-                    last_m = best_v
-                    if not decl_only or p == declarer:
-                        marr[p] += best_v
-            if c < 0:
-                best_key = -1
-                m = hand
-                trumps_out = trump >= 0 and unseen & sm[trump]
-                while m:
-                    low = m & -m
-                    x = low.bit_length() - 1
-                    m ^= low
-                    s = x >> 3
-                    if (unseen >> (s * 8)) & above[x & 7]:
-                        continue
-                    safe = s == trump or not trumps_out or bool(unseen & sm[s])
-                    key = (safe << 12) | ((s != trump) << 11) | (pts_of[x] << 3) | (x & 7)
-                    if key > best_key:
-                        best_key = key
-                        c = x
-                if c < 0:
-                    c = _cheapest(hand, hand, costs)
-            lead_suit = c >> 3
-        else:
-            allowed = hand & sm[lead_suit]
-            if not allowed:
-                if must and trump >= 0:
-                    allowed = hand & sm[trump]
-                if not allowed:
-                    allowed = hand
-            win_seat, best_card = trick[0]
-            best_suit = lead_suit
-            for seat, card in trick[1:]:
-                s = card >> 3
-                if s == best_suit:
-                    if card > best_card:
-                        win_seat, best_card = seat, card
-                elif s == trump:
-                    win_seat, best_card, best_suit = seat, card, s
-            last = len(trick) >= nact - 1
-            if best_suit == lead_suit:
-                winning = allowed & sm[lead_suit] & ~((1 << (best_card + 1)) - 1)
-                if trump >= 0 and trump != lead_suit:
-                    winning |= allowed & sm[trump]
-            else:
-                winning = allowed & sm[trump] & ~((1 << (best_card + 1)) - 1)
-            if team is not None and win_seat != p and (win_seat in team) == (p in team):
-                holds = last or not (
-                    (unseen >> (best_suit * 8)) & above[best_card & 7]
-                    or (best_suit != trump and trump >= 0 and unseen & sm[trump]
-                        and not unseen & sm[lead_suit])
-                )
-                if holds:
-                    c = _most_points(allowed & ~winning if allowed & ~winning else allowed,
-                                     hand, costs)
-            if c < 0 and winning:
-                if last:
-                    c = _lowest_points(winning)
-                else:
-                    sure = 0
-                    m = winning
-                    trumps_out = trump >= 0 and unseen & sm[trump]
-                    lead_out = unseen & sm[lead_suit]
-                    while m:
-                        low = m & -m
-                        x = low.bit_length() - 1
-                        m ^= low
-                        s = x >> 3
-                        if (unseen >> (s * 8)) & above[x & 7]:
-                            continue
-                        if s == trump or not trumps_out or lead_out:
-                            sure |= low
-                    if sure:
-                        c = _lowest_points(sure)
-            if c < 0:
-                c = _cheapest(allowed, hand, costs)
-        bit = 1 << c
-        hands[p] = hand & ~bit
-        remaining &= ~bit
-        everything &= ~bit
-        trick.append((p, c))
-        if len(trick) < nact:
-            p = nxt[p]
-            continue
-        win_seat, best_card = trick[0]
-        best_suit = best_card >> 3
-        pts = pts_of[best_card]
-        for seat, card in trick[1:]:
-            pts += pts_of[card]
-            s = card >> 3
-            if s == best_suit:
-                if card > best_card:
-                    win_seat, best_card = seat, card
-            elif s == trump:
-                win_seat, best_card, best_suit = seat, card, s
-        taken[win_seat] += pts
-        tricks[win_seat] += 1
-        last_trick = win_seat
-        trick = []
-        p = win_seat
-    state.trick = trick
-    state.to_act = p
-    state.leader = p
-    state.trump = trump
-    state.trump_by = trump_by
-    state.last_marriage = last_m
-    state.last_trick = last_trick
-    state.lead_suit = lead_suit
-    return state

@@ -1,0 +1,392 @@
+"""The trick rules of 1000: which cards a seat may play, which declarations a lead may
+carry and what they are worth, and who takes the trick.
+
+They are written once, here, on card masks, and serve two masters: the engine's play
+phase (a :class:`~arena.engine.game.Game` is a :class:`TrickPlay`) and every search that
+plays deals out (a :class:`PlayState` is a position with every hand known, as the search
+bot samples them).  Both are compiled with the engine (``arena/compiled.py``), so a
+search pays native speed for the very rules the referee enforces.
+
+A move is a small integer ``kind << 5 | card``, with the kinds below in the order of the
+play-phase actions (``arena.engine.actions.PLAY`` to ``CRAWL``): the engine turns moves
+into actions with ``actions.MOVE_ACTIONS``, searches keep them as numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .cards import (
+    ACES_MASK,
+    CARD_POINTS,
+    KQ,
+    NINES_MASK,
+    QJ,
+    QUEENS_MASK,
+    RJ,
+    RK,
+    RQ,
+    SUIT_MASK,
+    cards_of,
+)
+from .rules import Rules
+
+#: Move kinds: a plain card, a marriage (K-Q), a half marriage (Q-J), four aces, four
+#: nines, a card led face down (crawling).
+PLAY: Final = 0
+MARRY: Final = 1
+HALF: Final = 2
+ACES: Final = 3
+NINES: Final = 4
+CRAWL: Final = 5
+#: What a declaration is called in the engine's events and observations.
+DECLARATION_NAMES: Final = ("", "marriage", "half", "aces", "nines", "")
+
+
+class TrickRules:
+    """The play-phase options of a :class:`Rules`, as plain attributes: they are read at
+    every card, and a native attribute costs a fraction of an option lookup."""
+
+    __slots__ = (
+        "ace_marriage", "ascending", "crawl_allowed", "declarer_only", "extras", "fixed_trump",
+        "half", "min_cards", "must_trump", "mv", "needs_trick", "nines_marriage", "rules",
+        "trump_lead_restricted",
+    )  # fmt: skip
+
+    rules: Rules
+    must_trump: bool
+    #: Marriage values by suit (C S H D).
+    mv: tuple[int, ...]
+    needs_trick: bool
+    min_cards: int
+    ascending: bool
+    declarer_only: bool
+    fixed_trump: bool
+    trump_lead_restricted: bool
+    half: bool
+    ace_marriage: int
+    nines_marriage: int
+    crawl_allowed: bool
+    #: Whether a lead may carry anything but a K-Q marriage (crawling, half, aces, nines).
+    extras: bool
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.must_trump = rules.must_trump
+        self.mv = tuple(rules.marriage_values)
+        self.needs_trick = rules.marriage_needs_trick
+        self.min_cards = rules.marriage_min_cards
+        self.ascending = rules.marriage_ascending
+        self.declarer_only = rules.marriage_declarer_only
+        self.fixed_trump = rules.fixed_trump
+        self.trump_lead_restricted = rules.trump_lead_restricted
+        self.half = rules.half_marriage
+        self.ace_marriage = rules.ace_marriage
+        self.nines_marriage = rules.nines_marriage
+        self.crawl_allowed = rules.blind_first_trick
+        self.extras = bool(
+            self.crawl_allowed or self.half or self.ace_marriage or self.nines_marriage
+        )
+
+
+def follow_mask(hand: int, lead_suit: int, trump: int, must_trump: bool) -> int:
+    """The cards of ``hand`` that may follow a lead of ``lead_suit``: that suit; void in
+    it, a trump when the rules make trumping compulsory; else any card.  Nobody must
+    beat a card."""
+    m = hand & SUIT_MASK[lead_suit]
+    if m:
+        return m
+    if must_trump and trump >= 0:
+        m = hand & SUIT_MASK[trump]
+        if m:
+            return m
+    return hand
+
+
+def holding(trick: list[tuple[int, int]], trump: int) -> int:
+    """The position in ``trick`` (seat, card pairs in playing order) of the card that
+    holds it: the highest trump, else the highest card of the suit led."""
+    best_i = 0
+    best = trick[0][1]
+    best_suit = best >> 3
+    for i in range(1, len(trick)):
+        card = trick[i][1]
+        s = card >> 3
+        if s == best_suit:
+            if card > best:
+                best_i, best = i, card
+        elif s == trump:
+            best_i, best, best_suit = i, card, s
+    return best_i
+
+
+def trick_points(trick: list[tuple[int, int]]) -> int:
+    pts = 0
+    for _, card in trick:
+        pts += CARD_POINTS[card]
+    return pts
+
+
+def declared_value(tr: TrickRules, kind: int, suit: int) -> int:
+    """What a declaration of ``kind`` in ``suit`` is worth under these rules."""
+    if kind == MARRY:
+        return tr.mv[suit]
+    if kind == HALF:
+        return tr.mv[suit] // 2
+    if kind == ACES:
+        return tr.ace_marriage
+    return tr.nines_marriage
+
+
+class TrickPlay:
+    """The state the trick rules read and write, and the rules themselves as methods.
+
+    Seats are indices; ``hands`` are card masks; ``trick`` the cards on the table in
+    playing order; ``trump`` a suit or -1; ``aces_pending`` marks a seat that declared
+    the four aces and leads them one after another.
+    """
+
+    __slots__ = (
+        "aces_pending", "crawl", "declarer", "hands", "last_marriage", "last_trick",
+        "lead_suit", "leader", "marriage_points", "n", "nactive", "nxt", "taken_points",
+        "tr", "trick", "tricks_taken", "trump", "trump_by",
+    )  # fmt: skip
+
+    tr: TrickRules
+    #: Seats at the table, and those playing this deal.
+    n: int
+    nactive: int
+    #: The next active seat clockwise, by seat.
+    nxt: list[int]
+    hands: list[int]
+    trick: list[tuple[int, int]]
+    lead_suit: int
+    leader: int
+    trump: int
+    trump_by: int
+    #: The value of the last marriage declared (ascending marriages must beat it).
+    last_marriage: int
+    tricks_taken: list[int]
+    taken_points: list[int]
+    marriage_points: list[int]
+    aces_pending: list[bool]
+    #: The trick in progress is played face down (crawling).
+    crawl: bool
+    declarer: int
+    last_trick: int
+
+    def play_mask(self, p: int) -> int:
+        """The cards ``p`` may play (as plain plays) to the trick in progress."""
+        hand = self.hands[p]
+        if not self.trick:
+            if self.aces_pending[p] and hand & ACES_MASK:
+                return hand & ACES_MASK
+            if self.tr.trump_lead_restricted and p == self.trump_by and self.trump >= 0:
+                rest = hand & ~SUIT_MASK[self.trump]
+                if rest:
+                    return rest
+            return hand
+        if self.crawl:
+            return hand
+        return follow_mask(hand, self.lead_suit, self.trump, self.tr.must_trump)
+
+    def may_marry(self, p: int) -> bool:
+        """Whether ``p`` may declare now (a trick taken, enough cards in hand)."""
+        tr = self.tr
+        if tr.needs_trick and not self.tricks_taken[p]:
+            return False
+        return not (tr.min_cards and self.hands[p].bit_count() < tr.min_cards)
+
+    def may_declare(self, p: int) -> bool:
+        """A quick test before :meth:`declarations`: False when the lead can only be a
+        plain card (no queen beside its king, and no other kind of declaration)."""
+        hand = self.hands[p]
+        return bool(hand & (hand >> 1) & QUEENS_MASK) or self.tr.extras
+
+    def declarations(self, p: int, allowed: int) -> list[int]:
+        """The moves other than plain plays open to the leader ``p``, in the engine's
+        order: crawls, then marriages and half marriages suit by suit, aces, nines.
+        ``allowed`` is :meth:`play_mask`."""
+        tr = self.tr
+        hand = self.hands[p]
+        out: list[int] = []
+        if tr.crawl_allowed and p == self.declarer and not any(self.tricks_taken):
+            out += [CRAWL << 5 | c for c in cards_of(hand)]
+        if self.aces_pending[p] and hand & ACES_MASK:
+            return out
+        if not self.may_marry(p):
+            return out
+        mv = tr.mv
+        last = self.last_marriage
+        for s in range(4):
+            if hand & KQ[s] == KQ[s] and (not tr.ascending or mv[s] > last):
+                for rank in (RK, RQ):
+                    c = s * 8 + rank
+                    if allowed >> c & 1:
+                        out.append(MARRY << 5 | c)
+            if tr.half and hand & QJ[s] == QJ[s] and (not tr.ascending or mv[s] // 2 > last):
+                for rank in (RQ, RJ):
+                    c = s * 8 + rank
+                    if allowed >> c & 1:
+                        out.append(HALF << 5 | c)
+        if tr.ace_marriage and hand & ACES_MASK == ACES_MASK:
+            out += [ACES << 5 | c for c in cards_of(ACES_MASK & allowed)]
+        if tr.nines_marriage and hand & NINES_MASK == NINES_MASK:
+            out += [NINES << 5 | c for c in cards_of(NINES_MASK & allowed)]
+        return out
+
+    def declare(self, p: int, kind: int, card: int) -> int:
+        """``p`` leads ``card`` declaring ``kind``: the trump changes (unless the rules
+        fix it), and ``p`` scores the declaration. Returns the points scored, or -1 for a
+        crawl (a face-down lead, not a declaration)."""
+        if kind == CRAWL:
+            self.crawl = True
+            return -1
+        tr = self.tr
+        s = card >> 3
+        value = declared_value(tr, kind, s)
+        if kind == ACES:
+            self.aces_pending[p] = True  # the aces are then led one after another
+        if kind != NINES and not tr.fixed_trump:
+            self.trump = s
+            self.trump_by = p
+        if kind in (MARRY, HALF):
+            self.last_marriage = value
+        points = value if not tr.declarer_only or p == self.declarer else 0
+        self.marriage_points[p] += points
+        return points
+
+    def play(self, p: int, c: int) -> int:
+        """``p`` plays ``c``; returns the seat to play next: the next seat, or the trick's
+        taker once it is complete (then credited, and the table cleared)."""
+        self.hands[p] &= ~(1 << c)
+        trick = self.trick
+        if not trick:
+            self.lead_suit = c >> 3
+        trick.append((p, c))
+        if len(trick) < self.nactive:
+            return self.nxt[p]
+        win = trick[holding(trick, self.trump)][0]
+        self.taken_points[win] += trick_points(trick)
+        self.tricks_taken[win] += 1
+        self.trick = []
+        self.crawl = False
+        self.last_trick = win
+        if self.aces_pending[win] and not self.hands[win] & ACES_MASK:
+            self.aces_pending[win] = False
+        if self.hands[win]:
+            self.leader = win
+        return win
+
+
+class PlayState(TrickPlay):
+    """A position of the play phase with every hand known, as searches play deals out.
+
+    ``extra_last`` are the points the taker of the last trick adds (a bank, a spare
+    talon) and ``extra_declarer`` those the declarer adds (its discards), as the engine
+    scores them.
+    """
+
+    __slots__ = ("extra_declarer", "extra_last", "to_act")
+
+    to_act: int
+    extra_last: int
+    extra_declarer: int
+
+    @staticmethod
+    def new(tr: TrickRules, active: list[int], n: int, hands: list[int], leader: int,
+            declarer: int = -1) -> PlayState:
+        s = PlayState()
+        s.tr = tr
+        s.n = n
+        s.nactive = len(active)
+        s.nxt = [0] * n
+        for k, seat in enumerate(active):
+            s.nxt[seat] = active[(k + 1) % len(active)]
+        s.hands = list(hands)
+        s.trick = []
+        s.lead_suit = -1
+        s.leader = leader
+        s.to_act = leader
+        s.trump = -1
+        s.trump_by = -1
+        s.last_marriage = 0
+        s.tricks_taken = [0] * n
+        s.taken_points = [0] * n
+        s.marriage_points = [0] * n
+        s.aces_pending = [False] * n
+        s.crawl = False
+        s.declarer = declarer
+        s.last_trick = -1
+        s.extra_last = 0
+        s.extra_declarer = 0
+        return s
+
+    def copy(self) -> PlayState:
+        s = PlayState()
+        s.tr = self.tr
+        s.n = self.n
+        s.nactive = self.nactive
+        s.nxt = self.nxt  # never changed: shared
+        s.hands = list(self.hands)
+        s.trick = list(self.trick)
+        s.lead_suit = self.lead_suit
+        s.leader = self.leader
+        s.to_act = self.to_act
+        s.trump = self.trump
+        s.trump_by = self.trump_by
+        s.last_marriage = self.last_marriage
+        s.tricks_taken = list(self.tricks_taken)
+        s.taken_points = list(self.taken_points)
+        s.marriage_points = list(self.marriage_points)
+        s.aces_pending = list(self.aces_pending)
+        s.crawl = self.crawl
+        s.declarer = self.declarer
+        s.last_trick = self.last_trick
+        s.extra_last = self.extra_last
+        s.extra_declarer = self.extra_declarer
+        return s
+
+    # The search's short names for the points and tricks taken and the marriages scored.
+    @property
+    def tricks(self) -> list[int]:
+        return self.tricks_taken
+
+    @property
+    def taken(self) -> list[int]:
+        return self.taken_points
+
+    @property
+    def marr(self) -> list[int]:
+        return self.marriage_points
+
+    @property
+    def over(self) -> bool:
+        return not self.trick and not any(self.hands)
+
+    def legal(self) -> list[int]:
+        """Legal moves of the seat to act, in the engine's order."""
+        p = self.to_act
+        allowed = self.play_mask(p)
+        out = cards_of(allowed)
+        if not self.trick and self.may_declare(p):
+            out += self.declarations(p, allowed)
+        return out
+
+    def apply(self, move: int) -> None:
+        """Play a legal move (not checked: a search only generates legal ones)."""
+        kind = move >> 5
+        c = move & 31
+        p = self.to_act
+        if kind:
+            self.declare(p, kind, c)
+        self.to_act = self.play(p, c)
+
+    def raw_points(self) -> list[int]:
+        """Each seat's deal points as the engine adds them up, once the deal is played."""
+        raw = [self.taken_points[s] + self.marriage_points[s] for s in range(self.n)]
+        if self.last_trick >= 0:
+            raw[self.last_trick] += self.extra_last
+        if self.declarer >= 0:
+            raw[self.declarer] += self.extra_declarer
+        return raw
