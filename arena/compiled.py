@@ -38,6 +38,8 @@ MODULES: tuple[str, ...] = (
     "arena.engine.cards",
     "arena.engine.actions",
     "arena.engine.tricks",
+    "arena.engine.state",
+    "arena.engine.view",
     "arena.engine.game",
     "arena.referee.clock",
     "arena.referee.runner",

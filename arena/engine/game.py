@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import actions as A
+from . import view
 from .actions import Action, as_action
 from .cards import (
     ACES_MASK,
@@ -27,7 +28,6 @@ from .cards import (
     SUIT_MASK,
     SUIT_NAMES,
     SUITS,
-    card_str,
     cards_of,
     cards_str,
     mask_of,
@@ -37,18 +37,40 @@ from .cards import (
 from .errors import IllegalActionError
 from .rules import Rules
 from .shuffle import deal_seed, shuffled
-from .tricks import DECLARATION_NAMES, TrickPlay, TrickRules, trick_points
+from .state import (
+    AUCTION,
+    BLIND,
+    CHANCE,
+    CONTRACT,
+    EXCHANGE,
+    NINES,
+    OVER,
+    PHASE_NAMES,
+    PLAY,
+    REDEAL,
+    SALE,
+    SALE_OFFER,
+    TALON_CHOICE,
+    TRUMP,
+    DealRecord,
+    State,
+)
+from .tricks import DECLARATION_NAMES, TrickRules, trick_points
+from .view import PUBLIC_TYPE, events_public, public_events, public_text
 
-# Phases.
-CHANCE, NINES, BLIND, AUCTION, SALE_OFFER, SALE, TALON_CHOICE = range(7)
-EXCHANGE, CONTRACT, TRUMP, PLAY, OVER, REDEAL = range(7, 13)
-PHASE_NAMES = (
-    "deal", "nines", "blind", "auction", "sale-offer", "sale", "talon-choice",
-    "exchange", "contract", "trump", "play", "over", "redeal",
-)  # fmt: skip
+__all__ = [
+    "PHASE_NAMES",
+    "PLAY",
+    "PUBLIC_TYPE",
+    "DealRecord",
+    "Game",
+    "events_public",
+    "golden_round_complete",
+    "public_events",
+    "public_text",
+]
 
 _PLAY = A.PLAY
-_NO_CARD = -1
 
 # Ready-made tuples of play actions for each suit and each 8-bit pattern of that suit.
 _SUIT_PLAYS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
@@ -75,35 +97,6 @@ def _round5(x: int) -> int:
     return (x + 2) // 5 * 5
 
 
-class DealRecord:
-    """What happened in one deal: its cards, its actions in order, and its result.
-
-    Completed records never change, so copies of a game share them.
-    """
-
-    __slots__ = ("actions", "dealer", "deck", "events", "index", "notes", "result")
-
-    def __init__(self, index: int, dealer: int, deck: list[int]) -> None:
-        self.index = index
-        self.dealer = dealer
-        self.deck = deck
-        self.actions: list[tuple[int, Action]] = []
-        # Public happenings in order: ("action", seat, action) | ("auto", seat, action)
-        # | ("trick", winner, ((seat, card), ...), points) | ("redeal", reason)
-        # | ("marriage", seat, suit, points) | ("deal_end", deltas, scores, info)
-        self.events: list[tuple[Any, ...]] = []
-        self.notes: dict[int, str] = {}
-        self.result: dict[str, Any] | None = None
-
-    def copy(self) -> DealRecord:
-        r = DealRecord(self.index, self.dealer, self.deck)
-        r.actions = list(self.actions)
-        r.events = list(self.events)
-        r.notes = dict(self.notes)
-        r.result = self.result
-        return r
-
-
 #: The keys of :meth:`Game.observation`, in order (see docs/protocol.md).
 _OBSERVATION_TEMPLATE: dict[str, Any] = dict.fromkeys((
     "seat", "players", "dealer", "deal", "phase", "to_act", "hand", "scores", "barrel",
@@ -113,64 +106,12 @@ _OBSERVATION_TEMPLATE: dict[str, Any] = dict.fromkeys((
 ))
 
 
-class Game(TrickPlay):
+class Game(State):
     """A game of 1000 under a rules configuration, from the first deal to the end.
 
-    The trick rules and the state they need come from :class:`TrickPlay`."""
+    Its fields are those of :class:`~arena.engine.state.State`."""
 
-    __slots__ = (
-        "_sale_min",
-        "active",
-        "ask_after",
-        "ask_queue",
-        "auction_log",
-        "bank",
-        "barrel_falls",
-        "barrel_on",
-        "barrel_tries",
-        "bid",
-        "bidder",
-        "blind_mask",
-        "blind_won",
-        "bolts",
-        "chosen",
-        "concessions",
-        "contract",
-        "deal_index",
-        "dealer",
-        "deals_played",
-        "dealt",
-        "discards",
-        "exch_left",
-        "forced_declarer",
-        "forehand",
-        "given",
-        "golden",
-        "golden_done",
-        "golden_from",
-        "golden_made",
-        "held",
-        "looked",
-        "marriages",
-        "no_barrel",
-        "orig_talon",
-        "passed",
-        "phase",
-        "received",
-        "records",
-        "rules",
-        "sale_queue",
-        "scores",
-        "seed",
-        "shown",
-        "spare",
-        "talon",
-        "talon_public",
-        "talon_seen",
-        "to_act",
-        "unseen",
-        "winners",
-    )
+    __slots__ = ()
 
     def __init__(
         self, rules: Rules | None = None, seed: str = "0", *, dealer: int = 0,
@@ -204,67 +145,11 @@ class Game(TrickPlay):
         self.dealer = dealer
         self.deal_index = 0
         self.deals_played = 0
-        self.records: list[DealRecord] = []
-        self.winners: list[int] = []
-        self._reset_deal()
+        self.records = []
+        self.winners = []
+        self.reset_deal()
         self.phase = CHANCE
-        self.to_act: int | None = None
-
-    # ------------------------------------------------------------------ setup
-    def _reset_deal(self) -> None:
-        n = self.n
-        self.active: tuple[int, ...] = ()
-        self.nactive = 0
-        self.nxt: list[int] = [0] * n
-        self.forehand = 0
-        self.hands = [0] * n
-        self.talon: list[int] = []
-        self.orig_talon = 0
-        self.chosen = 0
-        self.dealt = [0] * n
-        self.talon_public = False
-        self.talon_seen = 0  # bit per seat
-        self.spare = 0
-        self.bank = 0
-        self.discards = 0
-        self.auction_log: list[tuple[int, Action, bool]] = []
-        self.bid = 0
-        self.bidder = -1
-        self.passed = [False] * n
-        # Bit masks per seat: has not looked at its hand / bids blind / has looked before
-        # the auction (a seat asked about a redeal has seen its cards and cannot go blind).
-        self.unseen = 0
-        self.blind_mask = 0
-        self.looked = 0
-        self.blind_won = False
-        self.declarer = -1
-        self.contract = 0
-        self.forced_declarer = False
-        self.golden = False
-        self.given: list[tuple[int, int]] = []
-        self.received: list[list[int]] = [[] for _ in range(n)]
-        self.exch_left: list[int] = []
-        self.sale_queue: list[int] = []
-        self._sale_min = 0
-        # Redeal questions still to ask: (seat, phase NINES or REDEAL, reason); a tuple,
-        # replaced rather than changed, so that copies share it.
-        self.ask_queue: tuple[tuple[int, int, str], ...] = ()
-        self.ask_after = ""
-        self.held: list[int] = []
-        self.shown: list[tuple[int, int]] = []
-        self.trump = -1
-        self.trump_by = -1
-        self.last_marriage = 0
-        self.marriages: list[tuple[int, int, int, str]] = []
-        self.trick: list[tuple[int, int]] = []
-        self.lead_suit = -1
-        self.leader = -1
-        self.crawl = False
-        self.aces_pending = [False] * n
-        self.taken_points = [0] * n
-        self.tricks_taken = [0] * n
-        self.marriage_points = [0] * n
-        self.last_trick = -1
+        self.to_act = None
 
     # ------------------------------------------------------------------ queries
     @property
@@ -300,7 +185,7 @@ class Game(TrickPlay):
         Written out attribute by attribute: search bots copy states millions of times.
         """
         g = Game(_blank=True)
-        g._sale_min = self._sale_min
+        g.sale_min = self.sale_min
         g.aces_pending = list(self.aces_pending)
         g.active = self.active
         g.ask_after = self.ask_after
@@ -395,7 +280,7 @@ class Game(TrickPlay):
                 raise IllegalActionError(
                     f"an explicit deck must hold each of the {len(base)} cards exactly once"
                 )
-        self._reset_deal()
+        self.reset_deal()
         rec = DealRecord(self.deal_index, self.dealer, order)
         self.records.append(rec)
         self.deal_index += 1
@@ -477,7 +362,7 @@ class Game(TrickPlay):
             q.append((self.declarer, REDEAL,
                       f"the talon holds fewer than {r.redeal_low_talon} points"))
         limit = r.redeal_low_hand if low_hand else None
-        for s in self._order_from(self.forehand):
+        for s in self.order_from(self.forehand):
             if q and q[0][0] == s:
                 continue
             h = self.hands[s]
@@ -493,12 +378,6 @@ class Game(TrickPlay):
         self.to_act = q[0][0]
         return True
 
-    def _order_from(self, first: int) -> list[int]:
-        """Active seats clockwise starting from ``first``."""
-        a = self.active
-        i = a.index(first)
-        return list(a[i:] + a[:i])
-
     def _next_active(self, seat: int) -> int:
         return self.nxt[seat]
 
@@ -509,7 +388,7 @@ class Game(TrickPlay):
             return
         # The barrel player who must take the talon without an auction.
         if r.barrel is not None and r.barrel_mode == "talon":
-            for s in self._order_from(self.forehand):
+            for s in self.order_from(self.forehand):
                 if self.barrel_on[s]:
                     self._auto_declarer(s, r.barrel_min_contract)
                     return
@@ -581,7 +460,7 @@ class Game(TrickPlay):
         opener = self._opener()
         if r.forced_bid and not self._may_bid(opener):
             # 003: a player at the floor "always passes"; the forced bid moves on clockwise.
-            for s in self._order_from(opener)[1:]:
+            for s in self.order_from(opener)[1:]:
                 if self._may_bid(s):
                     opener = s
                     break
@@ -705,11 +584,11 @@ class Game(TrickPlay):
 
     def _open_sale(self, rebuy: bool) -> None:
         r = self.rules
-        q = self._order_from(self.declarer)[1:]
+        q = self.order_from(self.declarer)[1:]
         if r.minus_may_not_bid is not None:
             q = [s for s in q if self.scores[s] > r.minus_may_not_bid]
         self.sale_queue = q
-        self._sale_min = (self.contract // 120 + 1) * 120 if rebuy else self.contract + r.bid_step
+        self.sale_min = (self.contract // 120 + 1) * 120 if rebuy else self.contract + r.bid_step
         if not q:
             self._take_talon()
             return
@@ -742,7 +621,7 @@ class Game(TrickPlay):
         r = self.rules
         d = self.declarer
         if r.exchange == "give":
-            self.exch_left = [s for s in self._order_from(d)[1:]]
+            self.exch_left = [s for s in self.order_from(d)[1:]]
         elif r.exchange == "discard":
             self.exch_left = [-1] * r.talon_size
         else:  # bank: one card to the opponent, one to the bank
@@ -843,7 +722,7 @@ class Game(TrickPlay):
         if ph == SALE:
             cap = self._bid_cap(p) if not self.talon_public else self._bid_cap_with_talon(p)
             step = 120 if r.rebuy else r.bid_step
-            return [A.PASS_ACTION] + [A.buy(v) for v in range(self._sale_min, cap + 1, step)]
+            return [A.PASS_ACTION] + [A.buy(v) for v in range(self.sale_min, cap + 1, step)]
         if ph == TRUMP:
             return [A.trump(s) for s in range(4)]
         return []
@@ -1153,7 +1032,7 @@ class Game(TrickPlay):
             self.bidder = p
             self.talon_seen |= 1 << p
             step = 120 if r.rebuy else r.bid_step
-            self._sale_min = a.value + step
+            self.sale_min = a.value + step
         if self.sale_queue:
             self.to_act = self.sale_queue[0]
         else:
@@ -1498,16 +1377,15 @@ class Game(TrickPlay):
         # Asked before every decision of every seat: the lists that are usually empty
         # (trick at a lead, marriages, cards received) skip their comprehension, and the
         # flat ones are mapped in C.
-        hidden_hand = bool(self.unseen >> seat & 1)
         trick: list[list[Any]] = []
         if self.trick:
-            if self.crawl:  # cards played face down show as "XX" to all but their owner
-                trick = [[s, "XX" if s != seat else CARD_NAMES[c]] for s, c in self.trick]
-            else:
-                trick = [[s, CARD_NAMES[c]] for s, c in self.trick]
-        talon: list[str] = []
-        if self.talon and (self.talon_public or self.talon_seen >> seat & 1):
-            talon = cards_str(self.talon[self.chosen])
+            trick = [[s, view.trick_card(self, seat, s, c)] for s, c in self.trick]
+        talon = view.talon(self, seat)
+        hand = view.hand(self, seat)
+        given = view.given(self, seat)
+        discards = view.discards(self, seat)
+        bid = view.bid(self)
+        contract = view.contract(self)
         auction = [[s, a.text] for s, a, _auto in self.auction_log] if self.auction_log else []
         received = self.received[seat]
         # The keys come in this order (the template's): copying the template and filling it in
@@ -1517,23 +1395,23 @@ class Game(TrickPlay):
         obs["seat"] = seat
         obs["players"] = self.n
         obs["dealer"] = self.dealer
-        obs["deal"] = self.deal_index - 1 if self.records else 0
+        obs["deal"] = view.deal_number(self)
         obs["phase"] = self.phase_name
         obs["to_act"] = self.to_act
-        obs["hand"] = [] if hidden_hand else cards_str(self.hands[seat])
+        obs["hand"] = [] if hand < 0 else cards_str(hand)
         obs["scores"] = list(self.scores)
         obs["barrel"] = list(self.barrel_on)
         obs["bolts"] = list(self.bolts)
         obs["active"] = list(self.active)
         obs["auction"] = auction
-        obs["bid"] = self.bid if self.bidder >= 0 else None
+        obs["bid"] = bid if bid >= 0 else None
         obs["declarer"] = self.declarer if self.declarer >= 0 else None
-        obs["contract"] = self.contract if self.declarer >= 0 else None
-        obs["blind"] = self.blind_won or self.blind_mask != 0
-        obs["talon"] = talon
-        obs["given"] = [[CARD_NAMES[c], t] for c, t in self.given] if seat == self.declarer else []
+        obs["contract"] = contract if contract >= 0 else None
+        obs["blind"] = view.blind(self)
+        obs["talon"] = [] if talon < 0 else cards_str(talon)
+        obs["given"] = [[CARD_NAMES[c], t] for c, t in given] if given else []
         obs["received"] = list(map(CARD_NAMES.__getitem__, received)) if received else []
-        obs["discarded"] = cards_str(self.discards) if seat == self.declarer else []
+        obs["discarded"] = [] if discards < 0 else cards_str(discards)
         obs["shown_marriages"] = [[s, SUITS[su]] for s, su in self.shown] if self.shown else []
         obs["trump"] = SUITS[self.trump] if self.trump >= 0 else None
         obs["marriages"] = (
@@ -1573,60 +1451,3 @@ def golden_round_complete(
     if rules.golden_round_count == "deals":
         return deals_played + 1 - golden_from >= active
     return golden_done == (1 << rules.players) - 1
-
-
-def public_text(action: Action) -> str:
-    k = action.kind
-    if k == A.GIVE:
-        return f"give ?? {action.target}"
-    if k == A.DISCARD:
-        return "discard ??"
-    if k == A.BANK:
-        return "bank ??"
-    if k == A.CRAWL:
-        return "crawl ??"
-    if k == A.BLIND:
-        return str(action)
-    return str(action)
-
-
-#: The public event type each of the engine's raw event kinds becomes.
-PUBLIC_TYPE = {"action": "action", "auto": "action", "trick": "trick", "marriage": "marriage",
-               "redeal": "redeal", "deal_end": "deal_end"}
-
-
-def events_public(rec: DealRecord) -> list[dict[str, Any]]:
-    """The public form of a deal's events: hidden cards stay hidden."""
-    return public_events(rec.events)
-
-
-def public_events(raw: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    """The public form of raw engine events (see :func:`events_public`)."""
-    out: list[dict[str, Any]] = []
-    face_down = False
-    for ev in raw:
-        kind = ev[0]
-        if kind == "action":
-            action = ev[2]
-            if action.kind == A.CRAWL:
-                face_down = True
-            text = "play ??" if face_down and action.kind == A.PLAY else public_text(action)
-            out.append({"type": "action", "seat": ev[1], "action": text})
-        elif kind == "auto":
-            out.append({"type": "action", "seat": ev[1], "action": str(ev[2]), "auto": True})
-        elif kind == "trick":
-            face_down = False
-            out.append({
-                "type": "trick", "winner": ev[1], "points": ev[3],
-                "cards": [[s, card_str(c)] for s, c in ev[2]],
-            })
-        elif kind == "marriage":
-            out.append({"type": "marriage", "seat": ev[1], "suit": SUITS[ev[2]],
-                        "points": ev[3], "kind": ev[4]})
-        elif kind == "redeal":
-            out.append({"type": "redeal", "reason": ev[1]})
-        elif kind == "deal_end":
-            out.append({"type": "deal_end", "deltas": list(ev[1]), "scores": list(ev[2]),
-                        "declarer": ev[3] if ev[3] >= 0 else None, "contract": ev[4],
-                        "made": ev[5]})
-    return out

@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
+from arena.engine import view
 from arena.engine.actions import Action
 from arena.engine.cards import CARD_NAMES, SUITS, cards_str
 from arena.engine.game import Game
@@ -377,8 +378,6 @@ class ObservationEncoder:
 #: A field not written yet, in :class:`GameObservationEncoder` (every number it keeps is
 #: -1 or more).
 _UNSEEN: Final = -2
-#: What a seat that is not the declarer is shown of the cards given away.
-_NOTHING_GIVEN: list[tuple[int, int]] = []
 
 
 class GameObservationEncoder:
@@ -396,11 +395,11 @@ class GameObservationEncoder:
     copies, taken only when they changed.
 
     The bytes are those of ``observation_bytes(game.observation(seat))``, field for field:
-    what a seat may see is decided in the same way as there (its own hand unless it is
-    hidden, the talon once shown to it, the declarer's cards given and discarded to the
-    declarer alone, face-down trick cards as ``XX`` to all but their owner), and the tests
-    compare the two for every seat at every decision of every preset. Any change to
-    ``Game.observation`` must be made here too.
+    what a seat may see (its own hand unless it is hidden, the talon once shown to it, the
+    declarer's cards given and discarded to the declarer alone, face-down trick cards as
+    ``XX`` to all but their owner) is decided by :mod:`arena.engine.view`, which
+    ``Game.observation`` reads too, and the tests compare the two for every seat at every
+    decision of every preset.
     """
 
     __slots__ = ("_active", "_auction", "_barrel", "_bid", "_blind", "_bolts", "_contract",
@@ -446,7 +445,7 @@ class GameObservationEncoder:
         if dealer != self._dealer:
             self._dealer = dealer
             parts[2] = _int32(_K[3], dealer)
-        deal = game.deal_index - 1 if game.records else 0
+        deal = view.deal_number(game)
         if deal != self._deal:
             self._deal = deal
             parts[3] = _int32(_K[4], deal)
@@ -460,7 +459,7 @@ class GameObservationEncoder:
             self._to_act = to_act
             parts[5] = _optional_int32(_K[6], to_act_or_none)
         # 7 hand: the seat's card mask, or -1 while it is hidden from the seat.
-        hand = -1 if game.unseen >> seat & 1 else game.hands[seat]
+        hand = view.hand(game, seat)
         if hand != self._hand:
             self._hand = hand
             parts[6] = b"" if hand < 0 else _mask_strings(_L[7], hand)
@@ -480,7 +479,7 @@ class GameObservationEncoder:
         if self._auction is None or auction != self._auction:
             self._auction = list(auction)
             parts[10] = _seat_text(_L[11], [(s, a.text) for s, a, _auto in auction])
-        bid = game.bid if game.bidder >= 0 else -1
+        bid = view.bid(game)
         if bid != self._bid:
             self._bid = bid
             parts[11] = _optional_int32(_K[12], bid if bid >= 0 else None)
@@ -489,23 +488,20 @@ class GameObservationEncoder:
         if declarer != self._declarer:
             self._declarer = declarer
             parts[12] = _optional_int32(_K[13], declarer if declared else None)
-        contract = game.contract if declared else -1
+        contract = view.contract(game)
         if contract != self._contract:
             self._contract = contract
             parts[13] = _optional_int32(_K[14], contract if declared else None)
-        blind = 1 if game.blind_won or game.blind_mask != 0 else 0
+        blind = 1 if view.blind(game) else 0
         if blind != self._blind:
             self._blind = blind
             parts[14] = _boolean(_K[15], blind == 1)
         # 16 talon: the chosen talon's mask once public or seen by this seat, else -1.
-        talon = -1
-        if game.talon and (game.talon_public or game.talon_seen >> seat & 1):
-            talon = game.talon[game.chosen]
+        talon = view.talon(game, seat)
         if talon != self._talon:
             self._talon = talon
             parts[15] = b"" if talon < 0 else _mask_strings(_L[16], talon)
-        is_declarer = seat == game.declarer
-        given = game.given if is_declarer else _NOTHING_GIVEN
+        given = view.given(game, seat)
         if self._given is None or given != self._given:
             self._given = list(given)
             parts[16] = _given([(CARD_NAMES[c], t) for c, t in given])
@@ -527,10 +523,7 @@ class GameObservationEncoder:
         if crawl != self._crawl or self._trick is None or trick != self._trick:
             self._crawl = crawl
             self._trick = list(trick)
-            if crawl:
-                shown = [(s, "XX" if s != seat else CARD_NAMES[c]) for s, c in trick]
-            else:
-                shown = [(s, CARD_NAMES[c]) for s, c in trick]
+            shown = [(s, view.trick_card(game, seat, s, c)) for s, c in trick]
             parts[20] = _seat_text(_L[21], shown)
         leader = game.leader if game.leader >= 0 else -1
         if leader != self._leader:
@@ -549,7 +542,7 @@ class GameObservationEncoder:
         if self._bolts is None or bolts != self._bolts:
             self._bolts = list(bolts)
             parts[25] = _packed(26, bolts)
-        discarded = game.discards if is_declarer else -1
+        discarded = view.discards(game, seat)
         if discarded != self._discarded:
             self._discarded = discarded
             parts[26] = b"" if discarded < 0 else _mask_strings(_L[27], discarded)

@@ -535,7 +535,11 @@ def test_copy_sets_every_attribute_of_the_state() -> None:
         return set(ast.literal_eval(value))
 
     game_class = class_of("arena.engine.game", "Game")
-    slots = slots_of(game_class) | slots_of(class_of("arena.engine.tricks", "TrickPlay"))
+    slots = (
+        slots_of(game_class)
+        | slots_of(class_of("arena.engine.state", "State"))
+        | slots_of(class_of("arena.engine.tricks", "TrickPlay"))
+    )
     copy = next(
         n for n in game_class.body if isinstance(n, ast.FunctionDef) and n.name == "copy"
     )
