@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from arena.engine.game import PLAY, DealRecord, Game
 from arena.engine.rules import Rules
+from arena.engine.scoring import concede, score_deal
 
 from .lean import NINES_MASK
 
@@ -128,13 +129,13 @@ class DealContext:
         g = self._scratch()
         g.taken_points = list(raw)
         g.tricks_taken = list(tricks)
-        g._score_deal()
+        score_deal(g)
         return g.scores, list(g.winners)
 
     def conceded(self) -> tuple[list[int], list[int]]:
         """Scores after the declarer concedes; and the winners (if the game is over)."""
         g = self._scratch()
-        g._concede(self.declarer)
+        concede(g, self.declarer)
         return g.scores, list(g.winners)
 
 
