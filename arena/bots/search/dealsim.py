@@ -20,27 +20,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from arena.engine.cards import CARD_POINTS, SUIT_MASK
+from arena.engine.phases.base import bid_cap
+from arena.engine.phases.play import first_leader
 from arena.engine.rules import Rules
 
-from .lean import KQ, LeanRules, PlayState, mask_points
+from .lean import LeanRules, PlayState, mask_points
 from .rollout import _cheapest, fast_playout
 from .scoring import DealContext, Evaluator
 
 EstimateFn = Callable[[int], int]
-
-
-def bid_cap(rules: Rules, hand: int) -> int:
-    """The highest bid the engine allows this hand (the engine's ``_bid_cap``)."""
-    cap = 120 + sum(rules.marriage_values) + rules.ace_marriage + rules.nines_marriage
-    if rules.bid_limit_plain is not None:
-        held = sum(rules.marriage_values[s] for s in range(4) if hand & KQ[s] == KQ[s])
-        if not held:
-            cap = rules.bid_limit_plain
-        elif rules.bid_cap_marriages:
-            cap = rules.bid_limit_plain + held
-    if rules.bid_max is not None:
-        cap = min(cap, rules.bid_max)
-    return cap
 
 
 @dataclass
@@ -199,12 +187,7 @@ class DealSim:
         return best
 
     def first_leader(self, d: int) -> int:
-        r = self.rules
-        if r.first_lead == "declarer" and d >= 0:
-            return d
-        if r.first_lead == "dealer" and self.dealer in self.active:
-            return self.dealer
-        return self.forehand()
+        return first_leader(self.rules, d, self.dealer, tuple(self.active), self.forehand())
 
     # ------------------------------------------------------------------ playing out
     def play(self, hands: list[int], d: int, *, trump: int = -1, extra_last: int = 0,
