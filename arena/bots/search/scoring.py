@@ -80,6 +80,7 @@ class DealContext:
         g.deal_index = deal_number
         g.deals_played = deal_number - 1 if deals_played is None else deals_played
         g.active = tuple(active)
+        g.nactive = len(g.active)
         g.declarer = declarer
         g.contract = contract
         g.blind_won = blind_won
