@@ -81,17 +81,18 @@ def _cheapest(mask: int, hand: int, costs: list[int]) -> int:
 
 
 def _lowest_points(mask: int) -> int:
-    """The card of ``mask`` with the fewest points, lowest rank on ties."""
+    """The card of ``mask`` with the fewest points, lowest rank on ties (points grow with
+    the rank, so it is the lowest card of one of the suits)."""
     best = -1
     key = 1 << 30
-    while mask:
-        low = mask & -mask
-        c = low.bit_length() - 1
-        mask ^= low
-        k = CARD_POINTS[c] * 8 + (c & 7)
-        if k < key:
-            key = k
-            best = c
+    for s in range(4):
+        suit = mask >> (8 * s) & 0xFF
+        if suit:
+            r = (suit & -suit).bit_length() - 1
+            k = RANK_POINTS[r] * 8 + r
+            if k < key:
+                key = k
+                best = s * 8 + r
     return best
 
 
@@ -113,6 +114,16 @@ def _most_points(mask: int, hand: int, costs: list[int]) -> int:
     return best if best >= 0 else _cheapest(mask, hand, costs)
 
 
+def _tops(mask: int, unseen: int) -> int:
+    """The cards of ``mask`` that nothing unseen of their suit ranks above."""
+    out = 0
+    for shift in (0, 8, 16, 24):
+        suit = mask >> shift & 0xFF
+        if suit:
+            out |= (suit & 0xFF << (unseen >> shift & 0xFF).bit_length()) << shift
+    return out
+
+
 def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...] | None,
            ) -> int:
     """The default policy's move for the seat to act (a move of :meth:`PlayState.legal`)."""
@@ -129,15 +140,13 @@ def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...
         # Sure winners: nothing higher of the suit is out.
         best = -1
         best_key = -1
-        m = allowed
+        m = _tops(allowed, unseen)
         trumps_out = trump >= 0 and unseen & SUIT_MASK[trump]
         while m:
             low = m & -m
             c = low.bit_length() - 1
             m ^= low
             s = c >> 3
-            if (unseen >> (s * 8)) & _ABOVE[c & 7]:
-                continue
             safe = s == trump or not trumps_out or bool(unseen & SUIT_MASK[s])
             key = (safe << 12) | ((s != trump) << 11) | (CARD_POINTS[c] << 3) | (c & 7)
             if key > best_key:
@@ -171,19 +180,9 @@ def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...
     if winning:
         if last:
             return _lowest_points(winning)
-        sure = 0
-        m = winning
-        trumps_out = trump >= 0 and unseen & SUIT_MASK[trump]
-        lead_out = unseen & SUIT_MASK[lead_suit]
-        while m:
-            low = m & -m
-            c = low.bit_length() - 1
-            m ^= low
-            s = c >> 3
-            if (unseen >> (s * 8)) & _ABOVE[c & 7]:
-                continue
-            if s == trump or not trumps_out or lead_out:
-                sure |= low
+        sure = _tops(winning, unseen)
+        if trump >= 0 and unseen & SUIT_MASK[trump] and not unseen & SUIT_MASK[lead_suit]:
+            sure &= SUIT_MASK[trump]  # trumps are out and may still ruff: only a trump holds
         if sure:
             return _lowest_points(sure)
     return _cheapest(allowed, hand, costs)

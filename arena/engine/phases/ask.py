@@ -10,19 +10,15 @@ from .. import actions as A
 from ..actions import Action
 from ..state import State
 from . import auction, contract, exchange
-from .base import Phase, ask_redeal, low_hand_redealt, redeal
+from .base import Phase, ask_questions, redeal
 
 
 def after_deal(g: State) -> None:
     """The cards are dealt: the questions due before the auction, then the auction."""
     r = g.rules
     low = r.redeal_low_hand is not None and r.redeal_low_hand_at != "exchange"
-    if low and not r.redeal_low_ask:
-        if low_hand_redealt(g):
-            return
-        low = False
     nines = r.four_nines == "redeal-before-auction"
-    if (low or nines) and ask_redeal(g, "auction", nines=nines, low_hand=low):
+    if ask_questions(g, "auction", low_hand=low, nines=nines):
         # Whoever is asked has looked at the cards: no blind bid for them.
         for s, _, _ in g.ask_queue:
             g.looked |= 1 << s

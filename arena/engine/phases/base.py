@@ -92,6 +92,17 @@ def ask_redeal(g: State, after: str, *, nines: bool, low_hand: bool = False,
     return True
 
 
+def ask_questions(g: State, after: str, *, low_hand: bool, nines: bool) -> bool:
+    """The low-hand and four-nines questions due now (``low_hand``, ``nines``): queued
+    with :func:`ask_redeal`, or, for a low hand with ``redeal_low_ask`` off, the redeal
+    done at once.  True when the deal stops here (a question asked, or a redeal)."""
+    if low_hand and not g.rules.redeal_low_ask:
+        if low_hand_redealt(g):
+            return True
+        low_hand = False
+    return (low_hand or nines) and ask_redeal(g, after, nines=nines, low_hand=low_hand)
+
+
 def may_bid(g: State, seat: int) -> bool:
     """A player at or below ``minus_may_not_bid`` may not bid (003: "always passes")."""
     floor = g.rules.minus_may_not_bid

@@ -14,7 +14,7 @@ from ..cards import cards_of, mask_points
 from ..scoring import concede
 from ..state import EXCHANGE, State
 from . import contract
-from .base import Phase, ask_redeal, low_hand_redealt
+from .base import Phase, ask_questions, ask_redeal
 
 #: Who gets a card in the exchange, besides a seat: a discard, the bank.
 DISCARD = -1
@@ -62,14 +62,9 @@ def after(g: State) -> None:
     then the contract."""
     r = g.rules
     low = r.redeal_low_hand is not None and r.redeal_low_hand_at != "deal"
-    if low and not r.redeal_low_ask:
-        if low_hand_redealt(g):
-            return
-        low = False
     nines = r.four_nines == "redeal-after-exchange"
-    if (low or nines) and ask_redeal(g, "contract", nines=nines, low_hand=low):
-        return
-    contract.start(g)
+    if not ask_questions(g, "contract", low_hand=low, nines=nines):
+        contract.start(g)
 
 
 def _cards_to_pass(g: State) -> int:
