@@ -39,6 +39,8 @@ MODULES: tuple[str, ...] = (
     "arena.engine.actions",
     "arena.engine.tricks",
     "arena.engine.state",
+    "arena.engine.copies",
+    "arena.engine.position",
     "arena.engine.view",
     "arena.engine.scoring",
     "arena.engine.phases.base",

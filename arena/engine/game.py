@@ -25,6 +25,7 @@ from . import actions as A
 from . import view
 from .actions import Action, as_action
 from .cards import CARD_NAMES, DECK_24, DECK_32, SUITS, cards_str, mask_of, parse_card
+from .copies import copy_state, copy_tricks
 from .errors import IllegalActionError
 from .phases import ask, auction, blind, contract, exchange, play, sale, talon
 from .phases.base import CLOSED, Phase
@@ -141,80 +142,11 @@ class Game(State):
         return [1 + sum(1 for o in key if o > key[s]) for s in range(self.n)]
 
     def copy(self) -> Game:
-        """A cheap independent copy: lists are copied, finished deal records shared.
-
-        Written out attribute by attribute: search bots copy states millions of times.
-        """
+        """A cheap independent copy: lists are copied, finished deal records shared (see
+        :mod:`.copies`: search bots copy states millions of times)."""
         g = Game(_blank=True)
-        g.sale_min = self.sale_min
-        g.aces_pending = list(self.aces_pending)
-        g.active = self.active
-        g.ask_after = self.ask_after
-        g.ask_queue = self.ask_queue
-        g.auction_log = list(self.auction_log)
-        g.bank = self.bank
-        g.barrel_falls = list(self.barrel_falls)
-        g.barrel_on = list(self.barrel_on)
-        g.barrel_tries = list(self.barrel_tries)
-        g.bid = self.bid
-        g.bidder = self.bidder
-        g.blind_mask = self.blind_mask
-        g.blind_won = self.blind_won
-        g.bolts = list(self.bolts)
-        g.chosen = self.chosen
-        g.concessions = list(self.concessions)
-        g.contract = self.contract
-        g.crawl = self.crawl
-        g.deal_index = self.deal_index
-        g.dealer = self.dealer
-        g.deals_played = self.deals_played
-        g.dealt = list(self.dealt)
-        g.declarer = self.declarer
-        g.discards = self.discards
-        g.exch_left = list(self.exch_left)
-        g.forced_declarer = self.forced_declarer
-        g.forehand = self.forehand
-        g.given = list(self.given)
-        g.golden = self.golden
-        g.golden_done = self.golden_done
-        g.golden_from = self.golden_from
-        g.golden_made = self.golden_made
-        g.hands = list(self.hands)
-        g.held = self.held
-        g.last_marriage = self.last_marriage
-        g.last_trick = self.last_trick
-        g.lead_suit = self.lead_suit
-        g.leader = self.leader
-        g.looked = self.looked
-        g.marriage_points = list(self.marriage_points)
-        g.marriages = list(self.marriages)
-        g.n = self.n
-        g.nactive = self.nactive
-        g.no_barrel = self.no_barrel
-        g.nxt = list(self.nxt)
-        g.orig_talon = self.orig_talon
-        g.passed = list(self.passed)
-        g.phase = self.phase
-        g.received = [list(r) for r in self.received]
-        g.records = list(self.records)
-        g.rules = self.rules
-        g.sale_queue = list(self.sale_queue)
-        g.scores = list(self.scores)
-        g.seed = self.seed
-        g.shown = list(self.shown)
-        g.spare = self.spare
-        g.taken_points = list(self.taken_points)
-        g.talon = list(self.talon)
-        g.talon_public = self.talon_public
-        g.talon_seen = self.talon_seen
-        g.tr = self.tr
-        g.to_act = self.to_act
-        g.trick = list(self.trick)
-        g.tricks_taken = list(self.tricks_taken)
-        g.trump = self.trump
-        g.trump_by = self.trump_by
-        g.unseen = self.unseen
-        g.winners = list(self.winners)
+        copy_tricks(self, g)
+        copy_state(self, g)
         if g.records and g.records[-1].result is None:
             g.records[-1] = g.records[-1].copy()
         return g
@@ -253,9 +185,10 @@ class Game(State):
         self.active = tuple(seats)
         self.nactive = len(seats)
         self.forehand = seats[0]
-        self.nxt = [0] * n
+        nxt = [0] * n
         for k, s in enumerate(seats):
-            self.nxt[s] = seats[(k + 1) % len(seats)]
+            nxt[s] = seats[(k + 1) % len(seats)]
+        self.nxt = tuple(nxt)
         h = r.hand_size
         for k, s in enumerate(seats):
             self.hands[s] = mask_of(order[k * h : (k + 1) * h])

@@ -164,7 +164,7 @@ class State(TrickPlay):
         n = self.n
         self.active = ()
         self.nactive = 0
-        self.nxt = [0] * n
+        self.nxt = (0,) * n
         self.forehand = 0
         self.hands = [0] * n
         self.talon = []

@@ -3,9 +3,10 @@ carry and what they are worth, and who takes the trick.
 
 They are written once, here, on card masks, and serve two masters: the engine's play
 phase (a :class:`~arena.engine.game.Game` is a :class:`TrickPlay`) and every search that
-plays deals out (a :class:`PlayState` is a position with every hand known, as the search
-bot samples them).  Both are compiled with the engine (``arena/compiled.py``), so a
-search pays native speed for the very rules the referee enforces.
+plays deals out (a :class:`~arena.engine.position.PlayState` is a position with every
+hand known, as the search bot samples them).  Both are compiled with the engine
+(``arena/compiled.py``), so a search pays native speed for the very rules the referee
+enforces.
 
 A move is a small integer ``kind << 5 | card``, with the kinds below in the order of the
 play-phase actions (``arena.engine.actions.PLAY`` to ``CRAWL``): the engine turns moves
@@ -157,7 +158,7 @@ class TrickPlay:
     n: int
     nactive: int
     #: The next active seat clockwise, by seat.
-    nxt: list[int]
+    nxt: tuple[int, ...]
     hands: list[int]
     trick: list[tuple[int, int]]
     lead_suit: int
@@ -277,116 +278,3 @@ class TrickPlay:
         if self.hands[win]:
             self.leader = win
         return win
-
-
-class PlayState(TrickPlay):
-    """A position of the play phase with every hand known, as searches play deals out.
-
-    ``extra_last`` are the points the taker of the last trick adds (a bank, a spare
-    talon) and ``extra_declarer`` those the declarer adds (its discards), as the engine
-    scores them.
-    """
-
-    __slots__ = ("extra_declarer", "extra_last", "to_act")
-
-    to_act: int
-    extra_last: int
-    extra_declarer: int
-
-    @staticmethod
-    def new(tr: TrickRules, active: list[int], n: int, hands: list[int], leader: int,
-            declarer: int = -1) -> PlayState:
-        s = PlayState()
-        s.tr = tr
-        s.n = n
-        s.nactive = len(active)
-        s.nxt = [0] * n
-        for k, seat in enumerate(active):
-            s.nxt[seat] = active[(k + 1) % len(active)]
-        s.hands = list(hands)
-        s.trick = []
-        s.lead_suit = -1
-        s.leader = leader
-        s.to_act = leader
-        s.trump = -1
-        s.trump_by = -1
-        s.last_marriage = 0
-        s.tricks_taken = [0] * n
-        s.taken_points = [0] * n
-        s.marriage_points = [0] * n
-        s.aces_pending = [False] * n
-        s.crawl = False
-        s.declarer = declarer
-        s.last_trick = -1
-        s.extra_last = 0
-        s.extra_declarer = 0
-        return s
-
-    def copy(self) -> PlayState:
-        s = PlayState()
-        s.tr = self.tr
-        s.n = self.n
-        s.nactive = self.nactive
-        s.nxt = self.nxt  # never changed: shared
-        s.hands = list(self.hands)
-        s.trick = list(self.trick)
-        s.lead_suit = self.lead_suit
-        s.leader = self.leader
-        s.to_act = self.to_act
-        s.trump = self.trump
-        s.trump_by = self.trump_by
-        s.last_marriage = self.last_marriage
-        s.tricks_taken = list(self.tricks_taken)
-        s.taken_points = list(self.taken_points)
-        s.marriage_points = list(self.marriage_points)
-        s.aces_pending = list(self.aces_pending)
-        s.crawl = self.crawl
-        s.declarer = self.declarer
-        s.last_trick = self.last_trick
-        s.extra_last = self.extra_last
-        s.extra_declarer = self.extra_declarer
-        return s
-
-    # The search's short names for the points and tricks taken and the marriages scored.
-    @property
-    def tricks(self) -> list[int]:
-        return self.tricks_taken
-
-    @property
-    def taken(self) -> list[int]:
-        return self.taken_points
-
-    @property
-    def marr(self) -> list[int]:
-        return self.marriage_points
-
-    @property
-    def over(self) -> bool:
-        return not self.trick and not any(self.hands)
-
-    def legal(self) -> list[int]:
-        """Legal moves of the seat to act, in the engine's order."""
-        p = self.to_act
-        allowed = self.play_mask(p)
-        out = cards_of(allowed)
-        if not self.trick and self.may_declare(p):
-            out += self.declarations(p, allowed)
-        return out
-
-    def apply(self, move: int) -> None:
-        """Play a legal move (not checked: a search only generates legal ones)."""
-        kind = move >> 5
-        c = move & 31
-        p = self.to_act
-        if kind:
-            self.declare(p, kind, c)
-        self.to_act = self.play(p, c)
-
-    def raw_points(self) -> list[int]:
-        """Each seat's deal points as the engine adds them up, once the deal is played."""
-        raw = [self.taken_points[s] + self.marriage_points[s] for s in range(self.n)]
-        if self.last_trick >= 0:
-            raw[self.last_trick] += self.extra_last
-        if self.declarer >= 0:
-            raw[self.declarer] += self.extra_declarer
-        return raw

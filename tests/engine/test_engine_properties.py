@@ -517,8 +517,9 @@ def test_tricks_and_scores_match_an_independent_oracle(
 
 def test_copy_sets_every_attribute_of_the_state() -> None:
     """A field added to the state and forgotten in ``copy`` would make a copy raise or,
-    worse, share a list with its original. Read from the source files, which stay the
-    reference when the engine runs compiled (arena.compiled)."""
+    worse, share a list with its original. The copies are generated from the fields
+    (scripts/generate.py); read from the source files, which stay the reference when the
+    engine runs compiled (arena.compiled)."""
     import ast
 
     from arena.compiled import source_path
@@ -534,17 +535,14 @@ def test_copy_sets_every_attribute_of_the_state() -> None:
         )
         return set(ast.literal_eval(value))
 
-    game_class = class_of("arena.engine.game", "Game")
     slots = (
-        slots_of(game_class)
+        slots_of(class_of("arena.engine.game", "Game"))
         | slots_of(class_of("arena.engine.state", "State"))
         | slots_of(class_of("arena.engine.tricks", "TrickPlay"))
     )
-    copy = next(
-        n for n in game_class.body if isinstance(n, ast.FunctionDef) and n.name == "copy"
-    )
+    tree = ast.parse(source_path("arena.engine.copies").read_text(encoding="utf-8"))
     assigned = {
-        t.attr for n in ast.walk(copy) if isinstance(n, ast.Assign) for t in n.targets
-        if isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "g"
+        t.attr for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+        if isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "dst"
     }
     assert assigned == slots

@@ -1,7 +1,7 @@
 """The search's play engine: the engine's own trick rules, with moves as small integers.
 
 The search plays out thousands of deal endings per decision.  It does so on
-:class:`~arena.engine.tricks.PlayState`, a position with every hand known that runs the
+:class:`~arena.engine.position.PlayState`, a position with every hand known that runs the
 trick rules the referee enforces (:mod:`arena.engine.tricks`, compiled with the engine),
 without the general action objects, event log and observations of a whole
 :class:`~arena.engine.Game`.  ``tests/bots/test_search_lean.py`` still plays the two side
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from arena.engine.actions import MOVE_ACTIONS
 from arena.engine.cards import ACES_MASK, KQ, NINES_MASK, QUEENS_MASK, cards_of, mask_points
-from arena.engine.tricks import ACES, CRAWL, HALF, MARRY, NINES, PLAY, PlayState, TrickRules
+from arena.engine.position import PlayState
+from arena.engine.tricks import ACES, CRAWL, HALF, MARRY, NINES, PLAY, TrickRules
 
 #: The play-phase options as the search reads them (the engine's own).
 LeanRules = TrickRules
