@@ -37,6 +37,7 @@ from types import ModuleType
 MODULES: tuple[str, ...] = (
     "arena.engine.cards",
     "arena.engine.actions",
+    "arena.engine.trick_options",
     "arena.engine.tricks",
     "arena.engine.state",
     "arena.engine.copies",

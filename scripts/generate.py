@@ -4,6 +4,8 @@
 * ``arena/engine/options.py`` from ``arena/engine/options.toml``: every rule option's
   declaration as data for :mod:`arena.engine.rules`, and the typed attributes a
   ``Rules`` holds.
+* ``arena/engine/trick_options.py`` from the same file: the options the trick rules read
+  at every card (``trick = true``), as native attributes.
 * ``arena/engine/copies.py`` from the fields declared in ``arena/engine/tricks.py``
   (``TrickPlay``) and ``arena/engine/state.py`` (``State``): the field-by-field copies
   that ``Game.copy`` and the searches' ``PlayState.copy`` are made of.
@@ -126,6 +128,42 @@ def options_module() -> str:
     ])
 
 
+def trick_options_module() -> str:
+    declared = tomllib.loads((ENGINE / "options.toml").read_text(encoding="utf-8"))
+    names = [name for name, o in declared.items() if o.get("trick")]
+    types = {name: _ANNOTATION[(o["type"], bool(o.get("nullable", False)))]
+             for name, o in declared.items()}
+    # A Python tuple indexes faster than a fixed-length one, compiled.
+    types = {k: "tuple[int, ...]" if v.startswith("tuple") else v for k, v in types.items()}
+    return "\n".join([
+        '"""The options the trick rules read at every card, as native attributes.',
+        HEADER + " from ``arena/engine/options.toml``",
+        "(``trick = true``): do not edit by hand.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from .rules import Rules",
+        "",
+        "",
+        "class TrickOptions:",
+        '    """Those options of a :class:`Rules`, read natively (an attribute of a compiled',
+        '    class costs a fraction of an option looked up on the rules)."""',
+        "",
+        "    __slots__ = (",
+        *[f"        {_literal(n)}," for n in sorted(["rules", *names])],
+        "    )",
+        "",
+        "    rules: Rules",
+        *[f"    {n}: {types[n]}" for n in names],
+        "",
+        "    def __init__(self, rules: Rules) -> None:",
+        "        self.rules = rules",
+        *[f"        self.{n} = rules.{n}" for n in names],
+        "",
+    ])
+
+
 def _fields(path: Path, cls: str) -> list[tuple[str, str]]:
     """(name, annotation) of the fields declared in a class body, in order."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -176,6 +214,7 @@ def copies_module() -> str:
 
 GENERATED = {
     ENGINE / "options.py": options_module,
+    ENGINE / "trick_options.py": trick_options_module,
     ENGINE / "copies.py": copies_module,
 }
 

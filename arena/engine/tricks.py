@@ -31,6 +31,7 @@ from .cards import (
     cards_of,
 )
 from .rules import Rules
+from .trick_options import TrickOptions
 
 #: Move kinds: a plain card, a marriage (K-Q), a half marriage (Q-J), four aces, four
 #: nines, a card led face down (crawling).
@@ -44,49 +45,20 @@ CRAWL: Final = 5
 DECLARATION_NAMES: Final = ("", "marriage", "half", "aces", "nines", "")
 
 
-class TrickRules:
-    """The play-phase options of a :class:`Rules`, as plain attributes: they are read at
-    every card, and a native attribute costs a fraction of an option lookup."""
+class TrickRules(TrickOptions):
+    """The options the trick rules read (:class:`TrickOptions`, declared in
+    ``options.toml``), and what they add up to."""
 
-    __slots__ = (
-        "ace_marriage", "ascending", "crawl_allowed", "declarer_only", "extras", "fixed_trump",
-        "half", "min_cards", "must_trump", "mv", "needs_trick", "nines_marriage", "rules",
-        "trump_lead_restricted",
-    )  # fmt: skip
+    __slots__ = ("extras",)
 
-    rules: Rules
-    must_trump: bool
-    #: Marriage values by suit (C S H D).
-    mv: tuple[int, ...]
-    needs_trick: bool
-    min_cards: int
-    ascending: bool
-    declarer_only: bool
-    fixed_trump: bool
-    trump_lead_restricted: bool
-    half: bool
-    ace_marriage: int
-    nines_marriage: int
-    crawl_allowed: bool
     #: Whether a lead may carry anything but a K-Q marriage (crawling, half, aces, nines).
     extras: bool
 
     def __init__(self, rules: Rules) -> None:
-        self.rules = rules
-        self.must_trump = rules.must_trump
-        self.mv = tuple(rules.marriage_values)
-        self.needs_trick = rules.marriage_needs_trick
-        self.min_cards = rules.marriage_min_cards
-        self.ascending = rules.marriage_ascending
-        self.declarer_only = rules.marriage_declarer_only
-        self.fixed_trump = rules.fixed_trump
-        self.trump_lead_restricted = rules.trump_lead_restricted
-        self.half = rules.half_marriage
-        self.ace_marriage = rules.ace_marriage
-        self.nines_marriage = rules.nines_marriage
-        self.crawl_allowed = rules.blind_first_trick
+        super().__init__(rules)
         self.extras = bool(
-            self.crawl_allowed or self.half or self.ace_marriage or self.nines_marriage
+            self.blind_first_trick or self.half_marriage or self.ace_marriage
+            or self.nines_marriage
         )
 
 
@@ -131,9 +103,9 @@ def trick_points(trick: list[tuple[int, int]]) -> int:
 def declared_value(tr: TrickRules, kind: int, suit: int) -> int:
     """What a declaration of ``kind`` in ``suit`` is worth under these rules."""
     if kind == MARRY:
-        return tr.mv[suit]
+        return tr.marriage_values[suit]
     if kind == HALF:
-        return tr.mv[suit] // 2
+        return tr.marriage_values[suit] // 2
     if kind == ACES:
         return tr.ace_marriage
     return tr.nines_marriage
@@ -194,9 +166,10 @@ class TrickPlay:
     def may_marry(self, p: int) -> bool:
         """Whether ``p`` may declare now (a trick taken, enough cards in hand)."""
         tr = self.tr
-        if tr.needs_trick and not self.tricks_taken[p]:
+        if tr.marriage_needs_trick and not self.tricks_taken[p]:
             return False
-        return not (tr.min_cards and self.hands[p].bit_count() < tr.min_cards)
+        least = tr.marriage_min_cards
+        return not (least and self.hands[p].bit_count() < least)
 
     def may_declare(self, p: int) -> bool:
         """A quick test before :meth:`declarations`: False when the lead can only be a
@@ -211,21 +184,22 @@ class TrickPlay:
         tr = self.tr
         hand = self.hands[p]
         out: list[int] = []
-        if tr.crawl_allowed and p == self.declarer and not any(self.tricks_taken):
+        if tr.blind_first_trick and p == self.declarer and not any(self.tricks_taken):
             out += [CRAWL << 5 | c for c in cards_of(hand)]
         if self.aces_pending[p] and hand & ACES_MASK:
             return out
         if not self.may_marry(p):
             return out
-        mv = tr.mv
+        mv = tr.marriage_values
         last = self.last_marriage
         for s in range(4):
-            if hand & KQ[s] == KQ[s] and (not tr.ascending or mv[s] > last):
+            if hand & KQ[s] == KQ[s] and (not tr.marriage_ascending or mv[s] > last):
                 for rank in (RK, RQ):
                     c = s * 8 + rank
                     if allowed >> c & 1:
                         out.append(MARRY << 5 | c)
-            if tr.half and hand & QJ[s] == QJ[s] and (not tr.ascending or mv[s] // 2 > last):
+            if (tr.half_marriage and hand & QJ[s] == QJ[s]
+                    and (not tr.marriage_ascending or mv[s] // 2 > last)):
                 for rank in (RQ, RJ):
                     c = s * 8 + rank
                     if allowed >> c & 1:
@@ -253,7 +227,7 @@ class TrickPlay:
             self.trump_by = p
         if kind in (MARRY, HALF):
             self.last_marriage = value
-        points = value if not tr.declarer_only or p == self.declarer else 0
+        points = value if not tr.marriage_declarer_only or p == self.declarer else 0
         self.marriage_points[p] += points
         return points
 

@@ -56,9 +56,9 @@ _COSTS: dict[tuple[int, ...], list[int]] = {}
 
 
 def costs_for(lr: LeanRules) -> list[int]:
-    t = _COSTS.get(lr.mv)
+    t = _COSTS.get(lr.marriage_values)
     if t is None:
-        t = _COSTS[lr.mv] = cost_table(lr.mv)
+        t = _COSTS[lr.marriage_values] = cost_table(lr.marriage_values)
     return t
 
 
@@ -194,7 +194,7 @@ def _declare(state: PlayState, decl: list[int], unseen: int) -> int:
     # that is allowed, when each must beat the last).
     values = [declared_value(tr, m >> 5, (m & 31) >> 3) if m >> 5 in (MARRY, HALF) else 1000
               for m in decl]
-    target = min(values) if tr.ascending else max(values)
+    target = min(values) if tr.marriage_ascending else max(values)
     chosen = [m for m, v in zip(decl, values, strict=True) if v == target]
     m = chosen[0]
     if m >> 5 == MARRY:

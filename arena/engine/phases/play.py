@@ -131,10 +131,10 @@ class PlayPhase(Phase):
 
 def _marriage_rule(g: State, p: int) -> str:
     tr = g.tr
-    if tr.needs_trick and not g.tricks_taken[p]:
+    if tr.marriage_needs_trick and not g.tricks_taken[p]:
         return "a marriage needs a trick taken first"
-    if tr.min_cards and g.hands[p].bit_count() < tr.min_cards:
-        return f"a marriage needs at least {tr.min_cards} cards in hand"
-    if tr.ascending:
+    if tr.marriage_min_cards and g.hands[p].bit_count() < tr.marriage_min_cards:
+        return f"a marriage needs at least {tr.marriage_min_cards} cards in hand"
+    if tr.marriage_ascending:
         return f"each marriage must be worth more than {g.last_marriage}"
     return "the king and queen of one suit are needed"
