@@ -31,7 +31,7 @@ TRUMP: Final = 9
 PLAY: Final = 10
 OVER: Final = 11
 REDEAL: Final = 12
-PHASE_NAMES: Final = (
+PHASE_NAMES: Final[tuple[str, ...]] = (
     "deal", "nines", "blind", "auction", "sale-offer", "sale", "talon-choice",
     "exchange", "contract", "trump", "play", "over", "redeal",
 )  # fmt: skip

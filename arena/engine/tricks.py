@@ -42,7 +42,7 @@ ACES: Final = 3
 NINES: Final = 4
 CRAWL: Final = 5
 #: What a declaration is called in the engine's events and observations.
-DECLARATION_NAMES: Final = ("", "marriage", "half", "aces", "nines", "")
+DECLARATION_NAMES: Final[tuple[str, ...]] = ("", "marriage", "half", "aces", "nines", "")
 
 
 class TrickRules(TrickOptions):

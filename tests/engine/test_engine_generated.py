@@ -15,7 +15,7 @@ from arena.engine.options import Options
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["scripts/generate.py", "arena/engine/options.toml", "arena/engine/options.py",
            "arena/engine/trick_options.py", "arena/engine/copies.py", "arena/engine/tricks.py",
-           "arena/engine/state.py"]
+           "arena/engine/state.py", "arena/server/wire.py"]
 
 
 def _check(root: Path) -> subprocess.CompletedProcess[str]:
