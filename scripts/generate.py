@@ -28,7 +28,6 @@ import argparse
 import ast
 import json
 import sys
-import textwrap
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -87,27 +86,32 @@ def options_module() -> str:
         default = o.get("default")
         if default is None and not nullable:
             raise SystemExit(f"options.toml: [{name}]: a default is needed unless nullable")
-        head = (f"        {_literal(name)}, {_literal(kind)}, {_literal(default)},")
-        rows.append("    (")
-        rows.append(head)
-        rows += [line for line in _text(o["help"], "        ")][:-1]
-        rows.append(_text(o["help"], "        ")[-1] + ",")
-        rows.append(f"        {_literal(o['source'])},")
-        choices = _literal(o.get("choices", [])) + ","
-        if len(choices) > 88:
-            rows.append("        (")
-            rows += [f"            {_literal(c)}," for c in o["choices"]]
-            rows.append("        ),")
+        values = [_literal(v) for v in (name, kind, default, o["help"], o["source"],
+                                        o.get("choices", []), low, high, nullable)]
+        line = "    (" + ", ".join(values) + "),"
+        if len(line) <= 100:
+            rows.append(line)
         else:
-            rows.append(f"        {choices}")
-        rows.append(f"        {_literal(low)}, {_literal(high)}, {_literal(nullable)},")
-        rows.append("    ),")
-        comment = textwrap.wrap(o["help"], 84)
-        fields += [f"    #: {line}" for line in comment]
+            rows.append("    (" + ", ".join(values[:3]) + ",")
+            rows += [" " + text for text in _text(o["help"], "    ")[:-1]]
+            rows.append(" " + _text(o["help"], "    ")[-1] + ",")
+            tail = "     " + ", ".join(values[4:]) + "),"
+            if len(tail) > 100:
+                rows.append(f"     {values[4]},")
+                choices = ", ".join(_literal(c) for c in o["choices"])
+                if len(choices) > 90:
+                    rows.append("     (")
+                    rows += [f"         {_literal(c)}," for c in o["choices"]]
+                    rows.append("     ),")
+                else:
+                    rows.append(f"     ({choices}),")
+                tail = "     " + ", ".join(values[6:]) + "),"
+            rows.append(tail)
         fields.append(f"    {name}: {_ANNOTATION[(kind, nullable)]}")
     return "\n".join([
         '"""The rule options as the engine reads them. ' + HEADER + " from",
-        "``arena/engine/options.toml``, where each option is declared once: do not edit by hand.",
+        "``arena/engine/options.toml``, where each option is declared once (with what it",
+        "means): do not edit by hand.",
         '"""',
         "",
         "from __future__ import annotations",
@@ -123,7 +127,7 @@ def options_module() -> str:
         "",
         "class Options:",
         '    """The value of every rule option (a :class:`~arena.engine.rules.Rules` holds',
-        '    them)."""',
+        '    them; ``options.toml`` says what each means)."""',
         "",
         "    __slots__ = ()",
         "",

@@ -27,10 +27,10 @@ from .actions import Action, as_action
 from .cards import CARD_NAMES, DECK_24, DECK_32, SUITS, cards_str, mask_of, parse_card
 from .copies import copy_state, copy_tricks
 from .errors import IllegalActionError
+from .golden import golden_round_complete
 from .phases import ask, auction, blind, contract, exchange, play, sale, talon
 from .phases.base import CLOSED, Phase
 from .rules import Rules
-from .scoring import golden_round_complete
 from .shuffle import deal_seed, shuffled
 from .state import CHANCE, OVER, PHASE_NAMES, PLAY, DealRecord, State
 from .tricks import TrickRules

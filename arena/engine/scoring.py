@@ -32,64 +32,21 @@ stage                     what it does                                          
 ``result``                the deal's record, the winners, the next dealer       always
 ========================  ====================================================  ================
 
-``docs/house-rules.md`` shows how to add a stage.
+The stages of the barrel live in :mod:`.barrel`, those of the golden round in
+:mod:`.golden`, and the tally they share in :mod:`.tally`.  ``docs/house-rules.md`` shows
+how to add a stage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
+from .barrel import barrel, barrel_contracts_only, barrel_falls, target
 from .cards import KQ, NINES_MASK, mask_points
+from .golden import golden, golden_round
 from .rules import Rules
 from .state import CHANCE, OVER, State
-
-
-class Tally:
-    """One deal's scoring in progress, handed from stage to stage.
-
-    ``contract`` is what the contract brings each seat (written even on the barrel) and
-    ``plain`` every other point a seat scores (not written while it sits on the barrel).
-    """
-
-    __slots__ = ("before", "conceded", "contract", "falls", "info", "made", "penalties",
-                 "plain", "winners")
-
-    def __init__(self, n: int, conceded: int) -> None:
-        #: The conceding seat, or -1 for a deal played out.
-        self.conceded = conceded
-        self.contract = [0] * n
-        self.plain = [0] * n
-        self.made = False
-        #: What the deal's record says besides the standard fields, in order.
-        self.info: dict[str, Any] = {"conceded": conceded} if conceded >= 0 else {}
-        #: The totals before the deal was written.
-        self.before: list[int] = []
-        #: The bolt penalty each seat paid this deal (empty: none).
-        self.penalties: list[int] = []
-        #: Seats that fell off the barrel this deal, and those that finished the game.
-        self.falls: list[int] = []
-        self.winners: list[int] = []
-
-
-Stage = Callable[[State, Tally], None]
-
-
-def _round5(x: int) -> int:
-    """Nearest multiple of 5, halves up (62 -> 60, 63 -> 65)."""
-    return (x + 2) // 5 * 5
-
-
-def leaders(scores: list[int]) -> list[int]:
-    """The seats with the highest total (who win a game stopped at its deal limit)."""
-    top = max(scores)
-    return [s for s in range(len(scores)) if scores[s] == top]
-
-
-def reached(rules: Rules, score: int) -> bool:
-    """Whether a total reaches the target (or goes above it, ``win_above_target``)."""
-    return score > rules.target if rules.win_above_target else score >= rules.target
-
+from .tally import Stage, Tally, leaders, reached, round5
 
 # ---------------------------------------------------------------------- the deal's points
 
@@ -121,7 +78,7 @@ def contract(g: State, t: Tally) -> None:
     raw = [g.taken_points[s] + g.marriage_points[s] for s in range(g.n)]
     t.info["points"] = raw
     for s in g.active:
-        pts = _round5(raw[s]) if r.rounding else raw[s]
+        pts = round5(raw[s]) if r.rounding else raw[s]
         if s == d:
             cmp_pts = pts if r.round_before_compare else raw[s]
             need = g.contract
@@ -150,7 +107,7 @@ def concession(g: State, t: Tally) -> None:
     elif r.concede_half_round == "up":
         each = (g.contract + 5) // 10 * 5  # half to the nearest 5, half-way up
     else:
-        each = _round5(g.contract // 2)  # half-way down: 105 -> 52 -> 50
+        each = round5(g.contract // 2)  # half-way down: 105 -> 52 -> 50
     for s in g.active:
         if s != p:
             t.plain[s] = each
@@ -200,17 +157,10 @@ def sitter_talon(g: State, t: Tally) -> None:
     for su in range(4):
         if pile & KQ[su] == KQ[su]:
             pts += r.marriage_values[su]
-    t.plain[sitter] = _round5(pts) if r.rounding else pts
+    t.plain[sitter] = round5(pts) if r.rounding else pts
 
 
 # ---------------------------------------------------------------------- every deal
-
-
-def golden(g: State, t: Tally) -> None:
-    """A golden deal counts double."""
-    if g.golden:
-        t.contract = [x * 2 for x in t.contract]
-        t.plain = [x * 2 for x in t.plain]
 
 
 def totals(g: State, t: Tally) -> None:
@@ -248,167 +198,12 @@ def bolts(g: State, t: Tally) -> None:
             g.bolts[s] = 0
 
 
-def target(g: State, t: Tally) -> None:
-    """Without a barrel: whoever reached the target."""
-    t.winners = [s for s in range(g.n) if reached(g.rules, g.scores[s])]
-
-
-def barrel_contracts_only(g: State, t: Tally) -> None:
-    """000/001: from the barrel on, only contracts won score (:func:`totals`)."""
-    b = g.rules.barrel
-    assert b is not None
-    exempt = g.no_barrel
-    for s in range(g.n):
-        g.barrel_on[s] = g.scores[s] >= b and not exempt >> s & 1
-    target(g, t)
-
-
-def barrel(g: State, t: Tally) -> None:
-    """003: the total is held at the barrel; each deal there spends a try, a contract of
-    ``barrel_min_contract`` or more won finishes, the last failed try falls
-    (``barrel_fall``); a bolt penalty is written on the barrel too
-    (``barrel_bolt_penalty``).  Reaching the target from below wins (``barrel_jump``);
-    reaching the barrel climbs on it, knocking off who sits there
-    (``barrel_knock_off``), or both falling when two climb at once (``barrel_both_fall``).
-    """
-    r = g.rules
-    n = g.n
-    b = r.barrel
-    assert b is not None
-    d = g.declarer
-    made = t.made
-    exempt = g.no_barrel
-    penalties = t.penalties if r.barrel_bolt_penalty else []
-    falls = t.falls
-    fall_to = 0 if r.barrel_fall == "zero" else b - 120
-    winners = t.winners
-    # Players already on the barrel spend a try; a contract won big enough finishes.
-    for s in range(n):
-        if not g.barrel_on[s]:
-            continue
-        if reached(r, g.scores[s]) and s == d and made and (
-            g.contract >= r.barrel_min_contract or g.forced_declarer
-        ):
-            winners.append(s)
-            continue
-        if s in g.active:
-            g.barrel_tries[s] -= 1
-        g.scores[s] = b
-        if g.barrel_tries[s] <= 0:
-            g.barrel_on[s] = False
-            g.scores[s] = fall_to
-            falls.append(s)
-        if penalties and penalties[s]:
-            # 003 l.35 makes no exception for the barrel: the total held at 880 loses
-            # the penalty too, and 760 is below the barrel.
-            g.scores[s] -= penalties[s]
-            if g.barrel_on[s]:
-                g.barrel_on[s] = False
-                falls.append(s)
-    jump_wins = r.barrel_jump == "wins"
-    climbers = []
-    for s in range(n):
-        if g.barrel_on[s] or s in winners or s in falls:
-            continue
-        sc = g.scores[s]
-        if reached(r, sc) and (
-            jump_wins or exempt >> s & 1 or (s == d and made and t.contract[s] > 0)
-        ):
-            # 003 l.35: 1000 or more wins; the barrel is the interval 880 to 999.
-            winners.append(s)
-        elif sc >= b and not exempt >> s & 1:
-            climbers.append(s)
-    if r.barrel_both_fall and len(climbers) > 1:
-        for s in climbers:
-            g.scores[s] = fall_to
-            falls.append(s)
-        climbers = []
-    sitting = [o for o in range(n) if g.barrel_on[o]]
-    for s in climbers:
-        if r.barrel_knock_off:
-            # Only those sitting there before this deal fall, whatever the seat order.
-            for o in sitting:
-                if g.barrel_on[o]:
-                    g.barrel_on[o] = False
-                    g.scores[o] = fall_to
-                    falls.append(o)
-        g.scores[s] = b
-        g.barrel_on[s] = True
-        g.barrel_tries[s] = r.barrel_tries
-
-
 def dump_truck(g: State, t: Tally) -> None:
     """003: a total of exactly 555 goes to 0 (and -555 too, ``555-and-minus``)."""
     minus = g.rules.dump_truck == "555-and-minus"
     for s in range(g.n):
         if g.scores[s] == 555 or (minus and g.scores[s] == -555):
             g.scores[s] = 0
-
-
-def barrel_falls(g: State, t: Tally) -> None:
-    """Falls from the barrel are counted; the ``barrel_falls_reset``-th resets the total
-    (to ``barrel_falls_reset_to``), for good off the barrel with
-    ``barrel_falls_no_barrel`` (003 l.81)."""
-    r = g.rules
-    for s in t.falls:
-        g.barrel_falls[s] += 1
-        if r.barrel_falls_reset is not None and g.barrel_falls[s] >= r.barrel_falls_reset:
-            g.scores[s] = r.barrel_falls_reset_to
-            g.barrel_falls[s] = 0
-            if r.barrel_falls_no_barrel:
-                g.no_barrel |= 1 << s
-
-
-def golden_round_complete(
-    rules: Rules, golden_done: int, golden_from: int, deals_played: int, active: int
-) -> bool:
-    """Whether the golden round is complete once the deal just scored is counted (003
-    l.67): as many deals as active seats since it began (``golden_round_count: deals``), or
-    every seat has had its golden deal (``golden_done``, a bit per seat). Public: a bot
-    following the game from its events decides it the same way."""
-    if rules.golden_round_count == "deals":
-        return deals_played + 1 - golden_from >= active
-    return golden_done == (1 << rules.players) - 1
-
-
-def golden_seat(g: State) -> int:
-    """Who plays the golden deal: the dealer, or forehand when the dealer sits out."""
-    return g.dealer if g.dealer in g.active else g.forehand
-
-
-def golden_now(g: State) -> bool:
-    """Whether the deal about to be bid is a golden one."""
-    if g.rules.golden_round_count == "deals":
-        return g.deals_played - g.golden_from < g.nactive
-    # 003 l.67: every player on his own deal, so a seat whose golden deal was conceded
-    # (and is dealt again by the same dealer) still has it to play.
-    return not g.golden_done >> golden_seat(g) & 1
-
-
-def golden_round(g: State, t: Tally) -> None:
-    """A golden deal is counted; when the round is complete and nobody made the 120 the
-    game starts again from 0 (003 l.67, ``golden_restart``)."""
-    r = g.rules
-    if not g.golden:
-        return
-    if t.conceded < 0:
-        g.golden_done |= 1 << g.declarer
-    g.golden_made = g.golden_made or t.made
-    over = golden_round_complete(r, g.golden_done, g.golden_from, g.deals_played, g.nactive)
-    if not over or g.golden_made or not r.golden_restart:
-        return
-    n = g.n
-    g.scores[:] = [0] * n
-    g.bolts[:] = [0] * n
-    g.barrel_on[:] = [False] * n
-    g.barrel_tries[:] = [0] * n
-    g.barrel_falls[:] = [0] * n
-    g.concessions[:] = [0] * n
-    g.no_barrel = 0
-    g.golden_done = 0
-    g.golden_from = g.deals_played + 1
-    t.winners = []
-    t.info["golden_restart"] = True
 
 
 def result(g: State, t: Tally) -> None:

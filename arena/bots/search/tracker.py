@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena.engine.golden import golden_round_complete
 from arena.engine.rules import Rules
-from arena.engine.scoring import golden_round_complete
 from arena.match.fallback import fallback_action
 
 from .belief import CARD, SUITS, DealHistory, TrickSeen, mask_of_names

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .. import actions as A
 from ..actions import Action
 from ..cards import KQ, mask_points
-from ..scoring import golden_now, golden_seat
+from ..golden import golden_now, golden_seat
 from ..state import AUCTION, BLIND, State
 from . import play, talon
 from .base import Phase, absolute_cap, bid_cap, may_bid, redeal

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ..actions import Action
 from ..cards import KQ, NINES_MASK, mask_points
 from ..rules import Rules
-from ..scoring import leaders
 from ..state import CHANCE, NINES, OVER, REDEAL, State
+from ..tally import leaders
 
 
 class Phase:
