@@ -530,11 +530,13 @@ def tournaments() -> JSON:
     panels = [
         Panel(
             "Progress",
-            "Share of the planned matches that have a stored result.",
+            "Share of the planned matches that have a stored result (for an SPRT match, of "
+            "its maximum; for a league of fixed rounds, of its rounds at the current field; "
+            "an open league plans nothing and shows no bar).",
             [
                 Query(
                     f"max by (tournament) (arena_tournament_matches_done{{{sel}}})"
-                    f" / max by (tournament) (arena_tournament_matches{{{sel}}})",
+                    f" / (max by (tournament) (arena_tournament_matches{{{sel}}}) > 0)",
                     "{{tournament}}",
                     instant=True,
                 )
@@ -565,7 +567,7 @@ def tournaments() -> JSON:
             "Planned matches still without a result.",
             [
                 Query(
-                    f"max by (tournament) (arena_tournament_matches{{{sel}}})"
+                    f"(max by (tournament) (arena_tournament_matches{{{sel}}}) > 0)"
                     f" - max by (tournament) (arena_tournament_matches_done{{{sel}}})",
                     "{{tournament}}",
                     instant=True,

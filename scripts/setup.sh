@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything Thousand Arena needs on a fresh Debian/Ubuntu machine (idempotent).
 #   scripts/setup.sh          the Python environment (.venv) with the arena installed
-#   scripts/setup.sh --test   also the test tools: Prometheus, Node.js packages, the SDK
+#   scripts/setup.sh --test   also the test tools: Prometheus, Node.js packages, the SDK,
+#                             the compilers of the starter bots (C, Go, Java, Rust)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 want_test=0
@@ -38,6 +39,12 @@ if [[ $want_test -eq 1 ]]; then
   command -v node >/dev/null || apt_install nodejs npm
   # The web tests drive a real headless Chromium through its driver.
   { [[ -x /usr/bin/chromium ]] && [[ -x /usr/bin/chromedriver ]]; } || apt_install chromium chromium-driver fonts-dejavu-core
+  # The starter bots of sdk/starters are built with their languages' own compilers, from
+  # Debian packages (Rust: a rustup install in ~/.cargo/bin serves as well).
+  command -v cc >/dev/null || apt_install gcc libc6-dev
+  command -v go >/dev/null || apt_install golang-go
+  { command -v javac >/dev/null && command -v java >/dev/null; } || apt_install default-jdk-headless
+  { command -v cargo >/dev/null || [[ -x "$HOME/.cargo/bin/cargo" ]]; } || apt_install rustc cargo
   if [[ -f sdk/javascript/package.json ]]; then
     (cd sdk/javascript && { [[ -f package-lock.json ]] && npm ci --silent --no-audit --no-fund || npm install --silent --no-audit --no-fund; })
   fi

@@ -18,6 +18,7 @@ match is handed to a second worker too; that costs time but never a double count
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -109,6 +110,31 @@ def _settle_worker_heap(**_: Any) -> None:
 signals.worker_init.connect(_settle_worker_heap, weak=False, dispatch_uid="arena-settle-heap")
 
 
+def _name_the_worker(sender: Any = None, **_: Any) -> None:
+    """Results and live pages name the worker by its node name (``--hostname``, default
+    ``celery@HOST``), set here in the master before the pool forks so children inherit it."""
+    if sender:
+        os.environ["ARENA_WORKER_NAME"] = str(sender)
+
+
+signals.celeryd_after_setup.connect(_name_the_worker, weak=False, dispatch_uid="arena-worker-name")
+
+
+class _NoBackendRevokeNoise(logging.Filter):
+    """Drop Celery's "Failed to mark task ... as revoked in backend: No result backend is
+    configured", logged once per task when a stopped tournament revokes its queued tasks:
+    the arena needs no result backend (results go to the results store), so there is
+    nothing to mark and nothing wrong."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("Failed to mark task %s as revoked in backend"):
+            return True
+        return "No result backend" not in " ".join(str(a) for a in record.args or ())
+
+
+logging.getLogger("celery.worker.control").addFilter(_NoBackendRevokeNoise())
+
+
 def worker_main(argv: Sequence[str] | None = None) -> int:
     """``arena worker``: start a Celery worker that plays tournament matches.
 
@@ -145,7 +171,12 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port"
     )
-    parser.add_argument("--metrics-addr", default="0.0.0.0")
+    parser.add_argument(
+        "--metrics-addr",
+        default="127.0.0.1",
+        help="address the metrics endpoint listens on (default 127.0.0.1; 0.0.0.0 for "
+        "every interface, e.g. for a Prometheus on another machine or container)",
+    )
     parser.add_argument("--hostname", "-n", help="worker node name (Celery's -n)")
     parser.add_argument("--loglevel", "-l", default="INFO")
     args = parser.parse_args(list(argv) if argv is not None else None)

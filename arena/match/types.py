@@ -12,6 +12,11 @@ from typing import Any, Protocol, runtime_checkable
 
 JSON = dict[str, Any]
 
+#: The longest answer the referee reads as an action: the longest action in the notation
+#: is about 20 characters, so a longer answer is malformed without being parsed (however
+#: it ends: ``"pass"`` followed by a megabyte of spaces is not a pass).
+ACTION_MAX = 64
+
 
 @dataclass(frozen=True)
 class TimeControl:

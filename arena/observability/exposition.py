@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Where metrics endpoints listen unless told otherwise.
+LOOPBACK = "127.0.0.1"
+
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 # prometheus-client names its files ``{type}_{pid}.db`` or ``gauge_{mode}_{pid}.db``.
@@ -266,8 +269,12 @@ class MetricsServer:
         self.thread.join(timeout=5)
 
 
-def start_metrics_server(port: int, addr: str = "0.0.0.0") -> MetricsServer:
+def start_metrics_server(port: int, addr: str = LOOPBACK) -> MetricsServer:
     """Serve ``/metrics`` on ``addr:port`` from a daemon thread.
+
+    Loopback by default, like every listening port of the arena: metrics name bots and
+    tournaments, and an address that every interface answers on is a choice to make
+    (``--metrics-addr 0.0.0.0``), not a default.
 
     In multiprocess mode (``PROMETHEUS_MULTIPROC_DIR`` set) it serves the merge of every
     process's files, which is what a Celery master must do; otherwise this process's own
@@ -431,7 +438,7 @@ def _on_task_retry(sender: Any = None, request: Any = None, **_: Any) -> None:
 
 def install_celery_metrics(
     metrics_port: int | None,
-    addr: str = "0.0.0.0",
+    addr: str = LOOPBACK,
     *,
     sample_queues: bool = True,
     count_retries: bool = True,
@@ -477,7 +484,7 @@ def run_celery_worker(
     celery_args: Sequence[str] = (),
     *,
     metrics_port: int | None = 9102,
-    metrics_addr: str = "0.0.0.0",
+    metrics_addr: str = LOOPBACK,
     multiproc_dir: str | os.PathLike[str] | None = None,
 ) -> int:
     """Start a Celery worker for ``app`` (e.g. ``"workers.app"``) with metrics done right.
@@ -522,7 +529,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--app", required=True, help="Celery app module, e.g. workers.app")
     parser.add_argument("--metrics-port", type=int, default=None)
-    parser.add_argument("--metrics-addr", default="0.0.0.0")
+    parser.add_argument("--metrics-addr", default=LOOPBACK)
     parser.add_argument("--multiproc-dir", default=None)
     parser.add_argument("celery_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)

@@ -475,8 +475,11 @@ def watch(
     if not token:
         errors.write("arena watch: an organiser token is required\n")
         return 2
-    if not target or ":" not in target:
-        errors.write(f"arena watch: --gateway must be HOST:PORT, got {target!r}\n")
+    from thousand_bot.address import gateway_problem
+
+    problem = gateway_problem(target or "")
+    if problem:
+        errors.write(f"arena watch: {problem}\n")
         return 2
     try:
         return asyncio.run(

@@ -17,19 +17,32 @@ import argparse
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import secrets
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
+
+from thousand_bot.stdio.program import Transcript
 
 from arena.engine import EngineError, Rules, parse_action
 from arena.engine import commitment as cm
 from arena.engine import replay as rp
-from arena.match.types import JSON, DecisionRequest, MatchResult, MatchSpec, Seat, TimeControl
-from arena.referee.runner import match_rules, resolve_seat, run_match
+from arena.match.types import (
+    ACTION_MAX,
+    JSON,
+    DecisionRequest,
+    MatchResult,
+    MatchSpec,
+    Seat,
+    TimeControl,
+)
+from arena.referee.clock import BotClock
+from arena.referee.runner import match_rules, raised_at, resolve_seat, run_match
 from arena.referee.story import Story
 
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
@@ -107,7 +120,8 @@ def match_parser() -> argparse.ArgumentParser:
         description="Play one seeded match between bots and tell it deal by deal.",
     )
     p.add_argument("bots", nargs="+", metavar="BOT",
-                   help="one per seat: random, greedy, module:Class, file.py:Class, remote:NAME")
+                   help="one per seat: random, greedy, module:Class, file.py:Class, "
+                   "cmd:COMMAND (a program speaking the text protocol), remote:NAME")
     p.add_argument("--rules", default="classic", help="rules preset (default classic)")
     p.add_argument("--option", "-o", action="append", metavar="NAME=VALUE",
                    help="rule option override, repeatable")
@@ -125,6 +139,9 @@ def match_parser() -> argparse.ArgumentParser:
     p.add_argument("--tricks", action="store_true", help="show every trick")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the result")
     p.add_argument("--json", action="store_true", help="print the result as JSON at the end")
+    p.add_argument("--transcript", metavar="FILE",
+                   help="write every line of the text protocol exchanged with the cmd: bots "
+                   "to FILE ('<' what a bot reads, '>' what it writes)")
     p.add_argument("--routing", metavar="REDIS_URL",
                    help="play here and reach remote:NAME bots through the Redis their gateway "
                    "routes (arena serve --routing); the replay is then written as usual "
@@ -138,9 +155,17 @@ DEFAULT_SEED = "1"
 
 
 def _untrusted(args: argparse.Namespace) -> bool:
-    """Whether a bot nobody here controls may sit at the table: a remote bot, or any bot a
-    gateway resolves (a registered name needs no ``remote:`` prefix there)."""
-    return bool(args.gateway) or any(b.startswith("remote:") for b in args.bots)
+    """Whether a bot nobody here controls may sit at the table: a remote bot, or on a
+    gateway a bare name that may be a registered bot (one needs no ``remote:`` prefix
+    there).  Built-in bots and Python classes are never remote, wherever they play."""
+    from arena.bots import BUILTIN_BOTS
+
+    for ref in args.bots:
+        if ref.startswith("remote:"):
+            return True
+        if args.gateway and ":" not in ref and ref not in BUILTIN_BOTS:
+            return True
+    return False
 
 
 def _spec_from_args(args: argparse.Namespace, on_gateway: bool = False) -> MatchSpec:
@@ -213,7 +238,12 @@ def match_main(argv: Sequence[str] | None = None) -> int:
             from arena.tournament.routing import routing_resolver
 
             resolver = routing_resolver(routing)
-        seats = [resolve_seat(ref, i, spec, resolver) for i, ref in enumerate(spec.bots)]
+        transcript = _Transcript.open(args.transcript, spec.bots)
+        seats = [
+            _program_seat(ref, i, transcript) if ref.startswith("cmd:")
+            else resolve_seat(ref, i, spec, resolver)
+            for i, ref in enumerate(spec.bots)
+        ]
     except (UsageError, ValueError) as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
@@ -227,7 +257,10 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("arena match: interrupted", file=sys.stderr)
         return 130
+    finally:
+        transcript.close()
     _print_stats(result)
+    _print_programs(result, seats)
     if args.replay and result.replay is not None:
         rp.dump(result.replay, args.replay)
         _say(f"replay written to {args.replay}")
@@ -270,6 +303,65 @@ async def _play_and_close(spec: MatchSpec, seats: list[Seat], spectator: Any) ->
                 await close()
 
 
+class _Transcript:
+    """``--transcript FILE``: the protocol lines of the match's ``cmd:`` bots, each
+    marked with its seat when there are several."""
+
+    def __init__(self, path: str | None, programs: int) -> None:
+        self.out: IO[str] | None = None
+        self.tagged = programs > 1
+        if path:
+            try:
+                self.out = open(path, "w", encoding="utf-8")  # noqa: SIM115
+            except OSError as exc:
+                raise UsageError(f"--transcript {path}: {exc.strerror or exc}") from None
+
+    @classmethod
+    def open(cls, path: str | None, bots: Sequence[str]) -> _Transcript:
+        programs = sum(1 for b in bots if b.startswith("cmd:"))
+        if path and not programs:
+            raise UsageError("--transcript records the text protocol of cmd: bots; "
+                             "no bot of this match is one")
+        return cls(path, programs)
+
+    def for_seat(self, seat: int) -> Transcript | None:
+        out = self.out
+        if out is None:
+            return None
+        tag = f"[seat {seat}] " if self.tagged else ""
+
+        def write(direction: str, line: str) -> None:
+            out.write(f"{tag}{direction} {line}\n")
+
+        return write
+
+    def close(self) -> None:
+        if self.out is not None:
+            self.out.close()
+
+
+def _program_seat(ref: str, seat: int, transcript: _Transcript,
+                  log_max_bytes: int | None = None) -> Seat:
+    """The seat of a ``cmd:`` bot: its standard error goes to ours, each line marked with
+    its seat (and escaped: a bot cannot write to the terminal behind our back)."""
+    from arena.server.limits import escape
+    from arena.stdio.seat import LOG_MAX_BYTES, StdioSeat
+
+    def log(line: str) -> None:
+        print(f"[seat {seat}] {escape(line)}", file=sys.stderr, flush=True)
+
+    return StdioSeat.from_ref(ref, log=log, transcript=transcript.for_seat(seat),
+                              log_max_bytes=log_max_bytes or LOG_MAX_BYTES)
+
+
+def _print_programs(result: MatchResult, seats: Sequence[Seat]) -> None:
+    """How each ``cmd:`` bot's program fared, when it did not end well."""
+    for i, seat in enumerate(seats):
+        status = getattr(seat, "status", None)
+        if status is not None and not getattr(status, "ok", True):
+            _say(f"  {i}:{result.bots[i]}: its program: {status}")
+
+
 def _print_stats(result: MatchResult) -> None:
     for seat, (bot, st) in enumerate(zip(result.bots, result.seat_stats, strict=False)):
         if not st.decisions:
@@ -287,6 +379,11 @@ def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]
     """A channel, organiser stub and auth metadata for ``--gateway``."""
     if not args.gateway:
         raise UsageError("remote bots play on a gateway: give --gateway HOST:PORT and --token")
+    from thousand_bot.address import gateway_problem
+
+    problem = gateway_problem(args.gateway)
+    if problem:
+        raise UsageError(problem)
     token = args.token or os.environ.get(ORGANISER_TOKEN_ENV)
     if not token:
         raise UsageError(f"the gateway needs the organiser token: --token or {ORGANISER_TOKEN_ENV}")
@@ -386,16 +483,32 @@ class Probe:
         "ok": 0, "slow": 0, "timeout": 0, "illegal": 0, "malformed": 0, "error": 0,
     })
     lowest_bank_ms: int | None = None
+    #: The first exception the bot raised, with its traceback, for the report.
+    traceback: str | None = None
     match_index: int = 0
     stop: asyncio.Event | None = None
     max_problems: int = 10
+    #: Messages of a program refused outside any decision: lines nobody asked for, a bad
+    #: hello, a session cut off (a program's problems that are not a decision's).
+    protocol_errors: int = 0
+    #: Where the last decision was asked: the deal and phase of a program's problem.
+    deal: int = 0
+    phase: str = "-"
 
     def add(self, request: DecisionRequest, kind: str, detail: str) -> None:
         self.counts[kind] += 1
         obs = request.observation
-        self.problems.append(
-            Problem(self.match_index, int(obs.get("deal", 0)), str(obs.get("phase")), kind, detail)
-        )
+        self._problem(Problem(self.match_index, int(obs.get("deal", 0)), str(obs.get("phase")),
+                              kind, detail))
+
+    def add_program(self, kind: str, detail: str) -> None:
+        """A problem of the bot's program as a whole (it crashed, flooded...)."""
+        if kind == "protocol":
+            self.protocol_errors += 1
+        self._problem(Problem(self.match_index, self.deal, self.phase, kind, detail))
+
+    def _problem(self, problem: Problem) -> None:
+        self.problems.append(problem)
         if len(self.problems) >= self.max_problems and self.stop is not None:
             self.stop.set()
 
@@ -410,25 +523,59 @@ class ProbeSeat:
         self.probe = probe
         self.name = inner.name
         self.wants_events = bool(getattr(inner, "wants_events", True))
+        #: A seat that keeps the bot's own clock (a program: from the request handed to
+        #: its pipe to its answer read), to time the bot rather than the transport.
+        self._clocked = getattr(inner, "decide_clocked", None)
+
+    async def prepare(self) -> None:
+        prepare = getattr(self.inner, "prepare", None)
+        if callable(prepare):
+            await prepare()
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if callable(close):
+            await close()
 
     async def decide(self, request: DecisionRequest) -> str:
         probe = self.probe
         bank = request.time_bank_ms
+        obs = request.observation
+        probe.deal, probe.phase = int(obs.get("deal", 0)), str(obs.get("phase"))
         if probe.lowest_bank_ms is None or bank < probe.lowest_bank_ms:
             probe.lowest_bank_ms = bank
+        clock = BotClock() if self._clocked is not None else None
         t0 = time.perf_counter()
+
+        def took_ms() -> float:
+            if clock is not None and clock.started is not None:
+                return clock.bot_s() * 1000.0
+            return (time.perf_counter() - t0) * 1000.0
+
         try:
-            answer = await self.inner.decide(request)
+            if self._clocked is not None:
+                answer = str(await self._clocked(request, clock))
+            else:
+                answer = await self.inner.decide(request)
         except asyncio.CancelledError:
-            probe.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
+            probe.latencies_ms.append(took_ms())
             budget = request.deadline_ms + request.time_bank_ms
             probe.add(request, "timeout", f"no answer within {budget} ms")
             raise
-        except Exception as exc:
-            probe.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
-            probe.add(request, "error", f"raised {type(exc).__name__}: {exc}")
+        except TimeoutError as exc:  # a program that has ended: nobody is there to answer
+            last = probe.problems[-1] if probe.problems else None
+            if last is None or (last.match, last.detail) != (probe.match_index, str(exc)):
+                probe.add(request, "timeout", str(exc))
+            else:  # said once a match: every decision after its end is the same story
+                probe.counts["timeout"] += 1
             raise
-        elapsed = (time.perf_counter() - t0) * 1000.0
+        except Exception as exc:
+            probe.latencies_ms.append(took_ms())
+            probe.add(request, "error", f"raised {type(exc).__name__}: {exc} ({raised_at(exc)})")
+            if probe.traceback is None:
+                probe.traceback = "".join(traceback.format_exception(exc)).rstrip()
+            raise
+        elapsed = took_ms()
         # A threaded Python bot reports its own time, without the thread hand-off.
         own = getattr(self.inner, "last_think_ms", None)
         probe.latencies_ms.append(own if isinstance(own, float) else elapsed)
@@ -437,12 +584,18 @@ class ProbeSeat:
         elif elapsed > request.deadline_ms:
             # In time only thanks to the bank, which never refills: a bot this slow at
             # every decision forfeits a full match on time.
+            taken = elapsed - request.deadline_ms
+            left = max(0, round(request.time_bank_ms - taken))
             probe.add(request, "slow", f"answered after {elapsed:.0f} ms, over the "
-                      f"{request.deadline_ms} ms deadline: {elapsed - request.deadline_ms:.0f} "
-                      f"ms taken from the time bank ({request.time_bank_ms} ms left)")
+                      f"{request.deadline_ms} ms deadline: {taken:.0f} ms taken from the "
+                      f"time bank ({left} ms left of {request.time_bank_ms})")
         elif not isinstance(answer, str):
             probe.add(request, "malformed", f"answered {type(answer).__name__}, not text")
         elif answer not in request.legal:
+            if len(answer) > ACTION_MAX:
+                probe.add(request, "malformed", f"{answer[:40]!r}...: longer than {ACTION_MAX} "
+                          "characters")
+                return answer
             try:
                 action = parse_action(answer)
             except EngineError as exc:
@@ -475,7 +628,8 @@ def bot_check_parser() -> argparse.ArgumentParser:
         description="Play a few seeded deals with a bot in every seat against built-in bots "
         "and report protocol errors, illegal moves, timeouts and latency.",
     )
-    p.add_argument("bot", help="the bot under test: module:Class, file.py:Class or remote:NAME")
+    p.add_argument("bot", help="the bot under test: module:Class, file.py:Class, cmd:COMMAND "
+                   "(a program speaking the text protocol) or remote:NAME")
     p.add_argument("--rules", default="classic", help="rules preset (default classic)")
     p.add_argument("--option", "-o", action="append", metavar="NAME=VALUE",
                    help="rule option override, repeatable")
@@ -495,6 +649,8 @@ def bot_check_parser() -> argparse.ArgumentParser:
 def bot_check_main(argv: Sequence[str] | None = None) -> int:
     """``arena bot-check``: exit 0 when the bot behaved, 1 when it did not, 2 on bad input."""
     args = bot_check_parser().parse_args(argv)
+    # The referee logs a bot's first error with its traceback; the report shows it instead.
+    logging.getLogger("arena.referee.runner").setLevel(logging.ERROR)
     try:
         report = asyncio.run(_bot_check(args))
     except (UsageError, ValueError) as exc:
@@ -537,16 +693,43 @@ async def _bot_check(args: argparse.Namespace) -> JSON:
         seats: list[Seat] = []
         for i, ref in enumerate(bots):
             if i == seat:
-                seats.append(ProbeSeat(resolve_seat(ref, i, spec, threaded=True), probe))
+                inner = (
+                    _program_seat(ref, i, _Transcript(None, 0), log_max_bytes=64 << 10)
+                    if ref.startswith("cmd:") else resolve_seat(ref, i, spec, threaded=True)
+                )
+                seats.append(ProbeSeat(inner, probe))
             else:
                 seats.append(resolve_seat(ref, i, spec))
         probe.match_index = seat
         probe.stop = asyncio.Event()
-        result = await run_match(spec, seats, stop=probe.stop)
+        probe.deal, probe.phase = 0, "-"
+        try:
+            result = await run_match(spec, seats, stop=probe.stop)
+        finally:
+            for s in seats:
+                close = getattr(s, "aclose", None)
+                if callable(close):
+                    await close()
+        _program_problems(seats[seat], probe)
         statuses.append(result.status)
         if probe.stop.is_set():
             break
     return _report(args, rules, probe, statuses)
+
+
+def _program_problems(seat: Seat, probe: Probe) -> None:
+    """What a ``cmd:`` bot's program did wrong besides its decisions: its end, the lines
+    the referee refused outside any decision."""
+    inner = getattr(seat, "inner", seat)
+    session = getattr(inner, "session", None)
+    if session is None:
+        return
+    for reason in session.refusals:
+        probe.add_program("protocol", reason)
+    status = session.status
+    if not status.ok:
+        kind = {"timeout": "timeout", "protocol_error": "protocol"}.get(status.state, "error")
+        probe.add_program(kind, f"its program: {status}")
 
 
 def _report(args: argparse.Namespace, rules: JSON, probe: Probe, statuses: list[str]) -> JSON:
@@ -568,7 +751,9 @@ def _report(args: argparse.Namespace, rules: JSON, probe: Probe, statuses: list[
         "bank_ms": args.bank_ms,
         "decision_ms": args.decision_ms,
         "latency_source": "events" if args.bot.startswith("remote:") else "bot",
+        "protocol_errors": probe.protocol_errors,
         "problems": problems,
+        "traceback": probe.traceback,
         "stopped_early": len(problems) >= args.max_problems,
         "passed": not problems and bool(sum(probe.counts.values())),
     }
@@ -590,9 +775,15 @@ def _report_lines(report: JSON) -> list[str]:
                      f"max {lat['max']}{how}; deadline {report['decision_ms']} ms")
     if report["lowest_bank_ms"] is not None:
         lines.append(f"  time bank: lowest {report['lowest_bank_ms']} ms of {report['bank_ms']}")
+    if report.get("protocol_errors"):
+        lines.append(f"  protocol errors {report['protocol_errors']} (lines refused outside "
+                     "any decision, a bad hello, a session cut off)")
     for p in report["problems"]:
         lines.append(f"  match {p['match']} deal {p['deal']} ({p['phase']}): {p['kind']}: "
                      f"{p['detail']}")
+    if report.get("traceback"):
+        lines.append("  the first error the bot raised, in full:")
+        lines.extend(f"    {line}" for line in report["traceback"].splitlines())
     if report["stopped_early"]:
         lines.append(f"  stopped after {len(report['problems'])} problems")
     if not report["decisions"]:

@@ -29,6 +29,7 @@ import inspect
 import json
 import logging
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ from arena.engine.replay import replay_from_game
 from arena.engine.view import PUBLIC_TYPE, public_events, public_talon
 from arena.match.fallback import fallback_action
 from arena.match.types import (
+    ACTION_MAX,
     JSON,
     DecisionRequest,
     MatchResult,
@@ -91,6 +93,34 @@ _CANCEL_GRACE_S = 1.0
 METRICS_FLUSH_INTERVAL_S = 1.0
 
 
+def _internal_dirs() -> tuple[str, ...]:
+    """Where the arena, the SDK and the standard library live: frames there are the
+    machinery around a bot, not the bot's own code."""
+    import os
+    import sysconfig
+
+    import thousand_bot
+
+    arena_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sdk_dir = os.path.dirname(os.path.abspath(thousand_bot.__file__ or ""))
+    return tuple(d + os.sep for d in (arena_dir, sdk_dir, sysconfig.get_paths()["stdlib"]))
+
+
+def raised_at(exc: BaseException) -> str:
+    """Where a bot's exception came from: the innermost frame of the bot's own code
+    (``mybot.py:12 in play: return 1 / 0``), else the innermost frame there is."""
+    import os
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "no traceback"
+    internal = _internal_dirs()
+    own = [f for f in frames if not os.path.abspath(f.filename).startswith(internal)]
+    frame = (own or frames)[-1]
+    line = f": {frame.line.strip()}" if frame.line else ""
+    return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}{line}"
+
+
 def match_rules(spec: MatchSpec) -> Rules:
     """The rules of a spec, with the spec's deal limit applied (``RulesError`` if invalid).
 
@@ -117,8 +147,8 @@ class _SeatState:
     """Per-seat bookkeeping: clock, counters and the metrics not yet written."""
 
     __slots__ = ("bank_ms", "clocked", "decisions", "direct", "event_hook", "event_types",
-                 "in_process", "label", "name", "seat", "stats", "submit_game", "tally",
-                 "think_ms_max", "think_ms_total", "wants_events")
+                 "in_process", "label", "name", "raised", "seat", "stats", "submit_game",
+                 "tally", "think_ms_max", "think_ms_total", "wants_events")
 
     def __init__(self, seat: Seat, name: str, bank_ms: int, label: str | None = None) -> None:
         self.seat = seat
@@ -130,6 +160,8 @@ class _SeatState:
         self.decisions = 0
         self.think_ms_total = 0.0
         self.think_ms_max = 0.0
+        #: Exceptions the seat's bot raised in this match (the first is logged whole).
+        self.raised = 0
         self.in_process = bool(getattr(seat, "in_process", False))
         self.clocked = callable(getattr(seat, "decide_clocked", None))
         self.wants_events = bool(getattr(seat, "wants_events", True))
@@ -377,8 +409,8 @@ class _Match:
             try:
                 answer = await st.seat.decide(request)
             except Exception as exc:
-                return (None, MALFORMED, f"the bot raised {type(exc).__name__}: {exc}",
-                        time.perf_counter() - t0, 0.0)
+                took = time.perf_counter() - t0
+                return None, MALFORMED, self._raised(st, exc), took, 0.0
             return answer, OK, "", time.perf_counter() - t0, 0.0
         budget_s = self._budget_s(st)
         t0 = time.perf_counter()
@@ -390,7 +422,11 @@ class _Match:
                                      return_when=asyncio.FIRST_COMPLETED)
         took = time.perf_counter() - t0
         if task in done:
-            return (*self._settled(task), took, 0.0)
+            answer, outcome, why = self._settled(task)
+            error = None if task.cancelled() else task.exception()
+            if outcome == MALFORMED and isinstance(error, Exception):
+                why = self._raised(st, error)
+            return answer, outcome, why, took, 0.0
         task.cancel()
         self.cancelled.add(task)
         if self.stop_task is not None and self.stop_task in done:
@@ -488,6 +524,19 @@ class _Match:
             platform_total += pause
             pause = min(pause * 2, PLATFORM_RETRY_MAX_S)
 
+    def _raised(self, st: _SeatState, exc: BaseException) -> str:
+        """Why the answer is malformed when the bot raised: the error and the line of the
+        bot's code that raised it. The first error of a seat in a match is logged with its
+        traceback (later ones would repeat it, and a match of broken answers is long)."""
+        why = f"the bot raised {type(exc).__name__}: {exc} ({raised_at(exc)})"
+        st.raised += 1
+        if st.raised == 1:
+            log.warning(
+                "match %s: %s raised %s; the referee plays its fallback and counts a strike "
+                "(further errors of this seat are not shown whole)\n%s", self.spec.match_id,
+                st.name, type(exc).__name__, "".join(traceback.format_exception(exc)).rstrip())
+        return why
+
     def _request(self, p: int, st: _SeatState, texts: tuple[str, ...]) -> DecisionRequest:
         return DecisionRequest(
             match_id=self.spec.match_id,
@@ -540,9 +589,11 @@ class _Match:
                 if type(answer) is not str and inspect.isawaitable(answer):
                     answer = await answer
             except Exception as exc:
+                t1 = time.perf_counter()  # the bot's time, not that of reporting its error
                 answer, outcome = None, MALFORMED
-                why = f"the bot raised {type(exc).__name__}: {exc}"
-            t1 = time.perf_counter()
+                why = self._raised(st, exc)
+            else:
+                t1 = time.perf_counter()
             charged_s = t1 - t0
         else:
             answer, outcome, why, charged_s, platform_s = await self._ask_remote(p, st, texts)
@@ -563,6 +614,8 @@ class _Match:
                 action = legal[texts.index(answer)]
             elif not isinstance(answer, str):
                 outcome, why = MALFORMED, f"expected action text, got {type(answer).__name__}"
+            elif len(answer) > ACTION_MAX:
+                outcome, why = MALFORMED, f"longer than {ACTION_MAX} characters"
             else:
                 try:
                     parsed = parse_action(answer)
@@ -747,6 +800,7 @@ async def run_match(
     status = "error"
     started = time.perf_counter()
     try:
+        await prepare_seats(seats)
         result = await match.play()
         status = result.status
         return result
@@ -754,6 +808,20 @@ async def run_match(
         m.MATCHES_RUNNING.dec()
         m.MATCHES_FINISHED_TOTAL.labels(status=status).inc()
         m.MATCH_DURATION_SECONDS.labels(status=status).observe(time.perf_counter() - started)
+
+
+async def prepare_seats(seats: Sequence[Seat]) -> None:
+    """Let the seats that need it get ready before the first deal, all at once: a bot
+    program starts and says hello (``StdioSeat.prepare``). Nobody's clock runs meanwhile.
+    A seat that fails to get ready says so in its own status and plays on as best it can
+    (a program that did not start times out at every decision)."""
+    waits = []
+    for seat in seats:
+        prepare = getattr(seat, "prepare", None)
+        if callable(prepare):
+            waits.append(prepare())
+    if waits:
+        await asyncio.gather(*waits)
 
 
 def resolve_seat(
@@ -768,13 +836,19 @@ def resolve_seat(
 
     ``random`` and ``greedy`` are built in; ``module:Class`` (or ``file.py:Class``) is
     imported and instantiated with the keywords it accepts (``seed``, ``rules``);
+    ``cmd:COMMAND`` is a program speaking the text protocol (:mod:`arena.stdio`);
     ``remote:NAME`` goes to ``resolver``.  Bots get a seed derived from the match seed by
     SHA-256 (never the match seed itself, which would reveal the deals).  ``threaded``
     runs a Python bot's decisions in a thread so that one that hangs can be timed out.
     """
     seed = seat_seed(spec.seed, index, ref)
     if ref in BUILTIN_BOTS:
-        return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref)
+        return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref,
+                             with_match_id=False)
+    if ref.startswith("cmd:"):
+        from arena.stdio.seat import StdioSeat
+
+        return StdioSeat.from_ref(ref)
     if ref.startswith("remote:"):
         if resolver is None:
             raise ValueError(
@@ -790,7 +864,7 @@ def resolve_seat(
         return as_seat(bot, ref, threaded=threaded)
     raise ValueError(
         f"unknown bot {ref!r}: use {', '.join(sorted(BUILTIN_BOTS))}, "
-        "module:Class, file.py:Class or remote:NAME"
+        "module:Class, file.py:Class, cmd:COMMAND or remote:NAME"
     )
 
 

@@ -32,13 +32,23 @@ class InProcessSeat:
 
     ``decide`` may be a plain function or a coroutine function.  The bot's optional
     ``on_event(event)`` receives the public events; bots without one cost the referee
-    nothing per event (``wants_events`` is False).
+    nothing per event (``wants_events`` is False).  Each event it gets carries the
+    ``match_id``, as over a gateway, so a bot written with the SDK finds the same keys
+    wherever it plays; the arena's own bots (``with_match_id=False``) do without the copy
+    that costs.
     """
 
     #: The referee may call ``decide`` without a timer: it returns without yielding.
     in_process = True
 
-    def __init__(self, bot: Any, name: str | None = None, *, threaded: bool = False) -> None:
+    def __init__(
+        self,
+        bot: Any,
+        name: str | None = None,
+        *,
+        threaded: bool = False,
+        with_match_id: bool = True,
+    ) -> None:
         decide = getattr(bot, "decide", None)
         if not callable(decide):
             raise TypeError(f"{type(bot).__name__} has no decide(observation, legal) method")
@@ -50,6 +60,7 @@ class InProcessSeat:
         hook = getattr(bot, "on_event", None)
         self._on_event: Callable[[JSON], Any] | None = hook if callable(hook) else None
         self.wants_events = self._on_event is not None
+        self.with_match_id = with_match_id
         #: The event types the bot's ``on_event`` wants (its ``event_types`` attribute);
         #: None: all of them. The referee hands it no others, at no cost.
         types = getattr(bot, "event_types", None)
@@ -82,6 +93,8 @@ class InProcessSeat:
     def _event_now(self, match_id: str, event: JSON) -> None:
         hook = self._on_event
         assert hook is not None
+        if self.with_match_id and "match_id" not in event:
+            event = {**event, "match_id": match_id}  # the event is shared: a copy
         out = hook(event)
         if out is not None and inspect.isawaitable(out):
             # A plain function that returned an awaitable after all: it runs on its own.
@@ -93,6 +106,8 @@ class InProcessSeat:
         hook = self._on_event
         if hook is None:
             return
+        if self.with_match_id and "match_id" not in event:
+            event = {**event, "match_id": match_id}
         out = hook(event)
         if out is not None and inspect.isawaitable(out):
             await out

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 import grpc
+from thousand_bot.address import gateway_problem
 from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
 from arena import exitcodes
@@ -81,6 +82,10 @@ def bot_main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return exitcodes.USAGE
     gateway = args.gateway or os.environ.get(GATEWAY_ENV) or DEFAULT_GATEWAY
+    problem = gateway_problem(gateway)
+    if problem:
+        print(f"arena bot: {problem}", file=sys.stderr)
+        return exitcodes.USAGE
     meta = [("authorization", f"Bearer {token}")]
     with grpc.insecure_channel(gateway) as channel:
         if args.wait > 0:

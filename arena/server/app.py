@@ -245,7 +245,8 @@ async def serve(
     db_path: str,
     organiser_token: str | None,
     *,
-    host: str = "0.0.0.0",
+    host: str = "127.0.0.1",
+    metrics_addr: str = "127.0.0.1",
     grace_s: float = DEFAULT_GRACE_S,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     stop: asyncio.Event | None = None,
@@ -276,7 +277,9 @@ async def serve(
         routing_url=routing_url,
         max_matches=max_matches,
     )
-    metrics_server = start_metrics_server(metrics_port, host) if metrics_port is not None else None
+    metrics_server = (
+        start_metrics_server(metrics_port, metrics_addr) if metrics_port is not None else None
+    )
     try:
         bound = await gateway.start()
     except BaseException:
@@ -290,7 +293,7 @@ async def serve(
             loop.add_signal_handler(sig, stop.set)
     print(f"gateway listening on {host}:{bound}", flush=True)
     if metrics_server is not None:
-        print(f"metrics on http://{host}:{metrics_server.port}/metrics", flush=True)
+        print(f"metrics on http://{metrics_addr}:{metrics_server.port}/metrics", flush=True)
     if gateway.generated_token:
         print(f"organiser token (generated, shown once): {gateway.organiser_token}", flush=True)
     if gateway.routing is not None:
@@ -318,9 +321,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena serve", description="Run the gRPC gateway that bots connect to."
     )
-    parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: bots on this machine; 0.0.0.0 lets "
+        "bots on other machines in)",
+    )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="gRPC port (0: any)")
     parser.add_argument("--metrics-port", type=int, default=None, help="Prometheus port")
+    parser.add_argument(
+        "--metrics-addr",
+        default="127.0.0.1",
+        help="address the metrics endpoint listens on (default 127.0.0.1; 0.0.0.0 for "
+        "every interface)",
+    )
     parser.add_argument(
         "--db",
         default=os.environ.get(DB_PATH_ENV, DEFAULT_DB_PATH),
@@ -386,6 +400,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 args.db,
                 token,
                 host=args.host,
+                metrics_addr=args.metrics_addr,
                 grace_s=args.grace,
                 max_message_bytes=args.max_message_bytes,
                 results_path=args.results,

@@ -44,11 +44,12 @@ def classify_action(text: str, legal: tuple[str, ...]) -> tuple[Outcome, str, st
     """Judge an answer as the referee will: parsed by the engine's notation, so another
     spelling of a legal action (``PLAY 10h`` for ``play TH``) is that action. Returns the
     outcome, the text to hand to the referee and, when not ok, why. Text longer than any
-    action is malformed without being parsed, and only its prefix reaches the referee."""
+    action is malformed without being parsed, and only its prefix reaches the referee: one
+    character over the bound, so that the referee finds it malformed too."""
     if text in legal:
         return Outcome.OK, text, ""
     if len(text) > ACTION_MAX:
-        return Outcome.MALFORMED, text[:ACTION_MAX], f"longer than {ACTION_MAX} characters"
+        return Outcome.MALFORMED, text[: ACTION_MAX + 1], f"longer than {ACTION_MAX} characters"
     try:
         normal = parse_action(text).text
     except NotationError as exc:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from arena.match.types import ACTION_MAX as _ACTION_MAX
+
 #: Longest ``hello.name`` (a bot name is at most 64 characters anyway).
 HELLO_NAME_MAX = 64
 #: Longest ``hello.version`` and ``hello.client``: shown to organisers and in logs.
@@ -20,8 +22,9 @@ HELLO_CLIENT_MAX = 128
 #: Longest ``decision.request_id``: the gateway's ids are far shorter, so a longer one can
 #: only be unknown.
 REQUEST_ID_MAX = 64
-#: Longest ``decision.action``: the longest action in the notation is about 20 characters.
-ACTION_MAX = 64
+#: Longest ``decision.action``: the longest action in the notation is about 20 characters
+#: (the referee's own bound, :data:`arena.match.types.ACTION_MAX`).
+ACTION_MAX = _ACTION_MAX
 
 #: Organiser requests.
 SEED_MAX = 256

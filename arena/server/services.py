@@ -7,7 +7,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import grpc
@@ -54,6 +54,26 @@ _REGISTRY_CODES = {
     "exists": grpc.StatusCode.ALREADY_EXISTS,
     "not_found": grpc.StatusCode.NOT_FOUND,
 }
+
+
+def check_writes(hub: BotHub, conns: Iterable[Connection], now: float) -> None:
+    """Look at the write in progress of each connection (``now``: ``time.monotonic()``).
+
+    One that has not moved for ``WRITE_BLOCKED_S`` is held up by the bot, which does not
+    read: the questions queued behind it wait for the bot, not for the platform, and their
+    clocks start. One stuck for the hub's ``stall_s`` ends its stream. Every transport of a
+    bot's messages (a gRPC stream, a bot program's pipe) is looked at this way."""
+    stall_s = hub.limits.stall_s
+    for conn in conns:
+        since = conn.writing_since
+        if since and now - since > WRITE_BLOCKED_S:
+            hub.stream_blocked(conn)
+        if since and now - since > stall_s:
+            conn.end(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the bot has not read its stream for {stall_s:g} s; the stream is closed",
+                "stalled",
+            )
 
 
 class _Refusal(Exception):
@@ -294,20 +314,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 self.watch.check()
             except Exception:  # the registry is unreachable: try again at the next round
                 log.exception("could not check the tokens of open streams")
-            now = time.monotonic()
-            for conn in self.hub.all_connections():
-                since = conn.writing_since
-                if since and now - since > WRITE_BLOCKED_S:
-                    # The bot is not taking what was sent to it: the questions queued behind
-                    # that write wait for the bot, not for the platform.
-                    self.hub.stream_blocked(conn)
-                if since and now - since > limits.stall_s:
-                    conn.end(
-                        grpc.StatusCode.RESOURCE_EXHAUSTED,
-                        f"the bot has not read its stream for {limits.stall_s:g} s; "
-                        "the stream is closed",
-                        "stalled",
-                    )
+            check_writes(self.hub, self.hub.all_connections(), time.monotonic())
 
 
 class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):

@@ -190,9 +190,34 @@ class LeagueFormat:
         self.reload = reload or self._reload_from_file
         self.participants: list[Participant] = list(spec.participants)
         self.league = LiveLeague(seats=spec.seats)
+        self._plan_sizes: list[int] = []
 
     def planned_total(self) -> int | None:
         return None
+
+    def per_round(self, participants: int | None = None) -> int:
+        """Matches a round plays with ``participants`` (default: the current list)."""
+        n = len(self.participants) if participants is None else participants
+        return (n // self.spec.seats) * (self.spec.sets or 1) * len(self.seatings)
+
+    def max_total(self) -> int | None:
+        """The matches a league of fixed rounds will play, as far as it can be told now:
+        the rounds planned so far, and the rest at the current number of participants
+        (bots joining later make it grow). None for a league without an end."""
+        if self.rounds is None:
+            return None
+        planned = self._planned_rounds()
+        return sum(planned) + max(0, self.rounds - len(planned)) * self.per_round()
+
+    def _planned_rounds(self) -> list[int]:
+        """Matches of each round planned so far (a saved plan never changes)."""
+        sizes = self._plan_sizes
+        while self.rounds is not None and len(sizes) < self.rounds:
+            plan = self.plans.get(len(sizes))
+            if plan is None:
+                break
+            sizes.append(len(plan))
+        return sizes
 
     def _reload_from_file(self) -> Sequence[Participant]:
         if not self.spec.source:

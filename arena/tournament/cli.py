@@ -193,6 +193,12 @@ def _parser() -> argparse.ArgumentParser:
         help="serve Prometheus metrics (matches planned and done, ratings) on this port",
     )
     run.add_argument(
+        "--metrics-addr",
+        default="127.0.0.1",
+        help="address the metrics endpoint listens on (default 127.0.0.1; 0.0.0.0 for "
+        "every interface, e.g. for a Prometheus in another container)",
+    )
+    run.add_argument(
         "--metrics-linger",
         type=float,
         default=0.0,
@@ -230,9 +236,11 @@ def _parser() -> argparse.ArgumentParser:
 
     verify = sub.add_parser(
         "verify",
-        help="check every stored match against the revealed secret (exit 0 ok, 1 mismatch)",
+        help="check every stored match against the revealed secret, or the public seed "
+        "(exit 0 ok, 1 mismatch)",
         description="Check the revealed secret against the commitment, each match's id and "
-        "seed against their derivation, and each replay's commitment, decks and result.",
+        "seed against their derivation, and each replay's commitment, decks and result; for "
+        "a public-seed tournament, each match against the seed.",
     )
     verify.add_argument("spec")
     verify.add_argument("--db", help="results database URL or file (override the spec)")
@@ -266,8 +274,20 @@ def _seed_note(spec: TournamentSpec) -> str | None:
 def _describe(spec: TournamentSpec) -> str:
     fmt = make_format(_counting(spec))
     total = fmt.planned_total()
-    first = fmt.next_batch({}) or []
-    how = f"{total} matches" if total is not None else f"first round {len(first)} matches"
+    if total is not None:
+        how = f"{total} matches"
+    elif spec.format.type == "league":
+        short = spec.seats - len(spec.participants)
+        per_round = getattr(fmt, "per_round", lambda: 0)()
+        if short > 0:
+            how = f"waits for {short} more participant(s) before its first round"
+        elif spec.format.rounds is not None:
+            how = (f"{spec.format.rounds} rounds of {per_round} matches "
+                   f"({spec.format.rounds * per_round} with these participants)")
+        else:
+            how = f"rounds of {per_round} matches until stopped"
+    else:
+        how = f"first round {len(fmt.next_batch({}) or [])} matches"
     return (
         f"{spec.name}: {spec.format.type}, rules {spec.preset} ({spec.seats} seats), "
         f"{len(spec.participants)} participants, {how}; executor {spec.executor.type}, "
@@ -275,7 +295,7 @@ def _describe(spec: TournamentSpec) -> str:
     )
 
 
-def _linger(prog: str, port: int, seconds: float) -> None:
+def _linger(prog: str, where: str, seconds: float) -> None:
     """Keep the metrics endpoint up after the run: the last figures outlive the scheduler.
 
     Waits on an event rather than sleeping (``time.sleep(inf)`` overflows); SIGTERM and
@@ -289,7 +309,7 @@ def _linger(prog: str, port: int, seconds: float) -> None:
     shown = "until stopped" if math.isinf(seconds) else f"for {seconds:g}s more"
     # The handler first: a SIGTERM sent on reading the line below ends the wait cleanly.
     previous = signal.signal(signal.SIGTERM, lambda *_: done.set())
-    print(f"{prog}: serving metrics on :{port} {shown} (Ctrl-C to exit)", file=sys.stderr,
+    print(f"{prog}: serving metrics on {where} {shown} (Ctrl-C to exit)", file=sys.stderr,
           flush=True)
     try:
         if math.isinf(seconds):
@@ -367,6 +387,11 @@ def _verify(args: argparse.Namespace) -> int:
         except NotRevealed as exc:
             print(f"arena tournament: {exc}", file=sys.stderr)
             return 2
+    if found.ok and not spec.secret_seed:
+        print(f"OK: {spec.name}: public seed {spec.seed!r}; {found.checked} matches: ids and "
+              "seeds derived from it, every replay dealt from its seed and re-simulated to "
+              "its result")
+        return 0
     if found.ok:
         print(f"OK: {spec.name}: the secret matches its commitment; {found.checked} matches: "
               "ids and seeds derived from it, every replay committed to its seed, dealt from "
@@ -385,15 +410,21 @@ def _check(path: str) -> int:
         spec = _load(path)
     except SpecError as exc:
         problems += exc.problems
+        warnings = exc.warnings
         extra = _raw_preflight(path, {})
     else:
+        warnings = list(spec.warnings)
         extra = spec_preflight(spec)
     problems += [p for p in extra if p not in problems]
     if problems:
         print(f"arena tournament: {SpecError(problems, path)}", file=sys.stderr)
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
         return EXIT_USAGE
     assert spec is not None
     print(f"ok: {_describe(spec)}")
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     note = _seed_note(spec)
     if note:
         print(note, file=sys.stderr)
@@ -456,14 +487,18 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         if problems:
             raise SpecError(problems, spec.source)
         progress = Progress(spec.name, enabled=not args.quiet)
+        metrics_where = ""
         if args.metrics_port is not None:
             from arena.observability.exposition import MetricsSetupError, start_metrics_server
 
             try:
-                start_metrics_server(args.metrics_port)
+                served = start_metrics_server(args.metrics_port, args.metrics_addr)
             except MetricsSetupError as exc:
                 print(f"{prog}: {exc}", file=sys.stderr)
                 return 2
+            metrics_where = f"{args.metrics_addr}:{served.port}"
+        for warning in spec.warnings:
+            print(f"{prog}: warning: {warning}", file=sys.stderr)
         note = _seed_note(spec)
         if note and not spec.secret_seed:
             print(note, file=sys.stderr)
@@ -501,7 +536,7 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
             print(f"{spec.name}: ended; deal secret revealed: {summary.revealed_secret} "
                   f"(check every match: arena tournament verify {args.spec})")
         if linger:
-            _linger(prog, args.metrics_port, linger)
+            _linger(prog, metrics_where, linger)
         return 0
     except SpecError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)

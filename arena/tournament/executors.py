@@ -62,8 +62,15 @@ class ServiceUnavailable(ExecutorError):
 StatusHook = Callable[[str], None]
 
 
+#: Set in a Celery worker to its node name (``arena worker --hostname NAME``), which the
+#: results and the web pages then show instead of host and process id.
+WORKER_NAME_ENV = "ARENA_WORKER_NAME"
+
+
 def worker_identity() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """Who plays a match, as the results store and the live pages show it: a Celery
+    worker's node name, else ``host:pid`` (the scheduler, a local pool process)."""
+    return os.environ.get(WORKER_NAME_ENV) or f"{socket.gethostname()}:{os.getpid()}"
 
 
 def routing_url_from_env() -> str | None:
@@ -544,6 +551,35 @@ class CeleryExecutor(Executor):
         d = max(0.0, float(rec.duration_s))
         self._match_s = d if self._match_s is None else 0.9 * self._match_s + 0.1 * d
 
+    def worker_command(self) -> str:
+        """The command that starts a worker for this run: the broker and the queue, as a
+        worker started from the hint must consume the queue the tasks go to."""
+        return f"arena worker --broker {self.broker_url} --queue {self.queue}"
+
+    def consumers(self) -> tuple[int, int, list[str]] | None:
+        """Workers answering, how many of them consume this run's queue, and the queues
+        the others consume; None when the broker cannot be asked."""
+        try:
+            replies = self.app.control.inspect(timeout=self.ping_timeout).active_queues()
+        except Exception as exc:
+            log.debug("cannot ask the workers for their queues: %s", exc)
+            return None
+        replies = replies or {}
+        mine = 0
+        others: set[str] = set()
+        for queues in replies.values():
+            names = {str(q.get("name", "")) for q in queues or ()}
+            if self.queue in names:
+                mine += 1
+            others |= names - {self.queue}
+        return len(replies), mine, sorted(others)
+
+    def _no_consumer(self, answering: int, others: list[str]) -> str:
+        theirs = ", ".join(f"'{q}'" for q in others) or "other queues"
+        return (f"{answering} Celery worker(s) answer on {self.broker_url} but none consumes "
+                f"queue '{self.queue}' (they consume {theirs}); start one: "
+                f"{self.worker_command()}")
+
     def workers_alive(self, *, limit: int | None = None) -> int:
         """Workers answering a ping; with ``limit`` it returns as soon as that many did."""
         try:
@@ -694,12 +730,17 @@ class CeleryExecutor(Executor):
             self._checked = True
             if self.workers_alive(limit=1) == 0:
                 log.warning(
-                    "no Celery worker answered on %s; matches wait in queue '%s' until one starts "
-                    "(arena worker --broker %s)",
+                    "no Celery worker answered on %s; matches wait in queue '%s' until one "
+                    "starts: %s",
                     self.broker_url,
                     self.queue,
-                    self.broker_url,
+                    self.worker_command(),
                 )
+            else:
+                seen = self.consumers()
+                if seen is not None and seen[1] == 0:
+                    log.warning("%s; matches wait in queue '%s' until one does",
+                                self._no_consumer(seen[0], seen[2]), self.queue)
         self._sent = {}
         self._task_of = {}
         self._sent_at = {}
@@ -776,14 +817,17 @@ class CeleryExecutor(Executor):
             self.status(f"no result for {idle:.0f}s; cannot read the queue on {self.broker_url}")
             return
         if queued > 0:
-            alive = self.workers_alive(limit=1)
-            if alive == 0:
+            seen = self.consumers()
+            if seen is None or seen[0] == 0:
                 self.status(
-                    f"waiting for a Celery worker: {queued} tasks queued on {self.broker_url}, "
-                    "no worker answers (start one: arena worker)"
+                    f"waiting for a Celery worker: {queued} tasks queued in '{self.queue}' on "
+                    f"{self.broker_url}, no worker answers (start one: {self.worker_command()})"
                 )
+            elif seen[1] == 0:
+                self.status(f"{queued} tasks queued; {self._no_consumer(seen[0], seen[2])}")
             else:
-                self.status(f"no result for {idle:.0f}s; {queued} tasks queued, workers busy")
+                self.status(f"no result for {idle:.0f}s; {queued} tasks queued in "
+                            f"'{self.queue}', {seen[1]} worker(s) on it busy")
             return
         if not old:
             return
@@ -792,7 +836,7 @@ class CeleryExecutor(Executor):
             if self.workers_alive(limit=1) == 0:
                 self.status(
                     f"waiting for a Celery worker on {self.broker_url} "
-                    f"({len(waiting)} matches sent; start one: arena worker)"
+                    f"({len(waiting)} matches sent; start one: {self.worker_command()})"
                 )
                 return
             held = set()

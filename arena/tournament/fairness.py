@@ -107,7 +107,18 @@ def verify(
     ``commitment`` is the tournament commitment as published at its start (printed by
     ``arena tournament run``, shown to every seat at ``match_start``); without it the
     stored one is used, which proves consistency but not that nothing was swapped.
+
+    A tournament with a public seed has no secret: each stored match is checked against
+    the seed instead (its id and seed derived from it, its decks the seed's shuffles, its
+    result re-simulated), which anyone holding the spec can do.
     """
+    if not spec.secret_seed:
+        if commitment is not None:
+            raise NotRevealed(
+                f"tournament '{spec.name}' has a public seed ({spec.seed!r}): it has no "
+                "commitment to check; leave --commitment out"
+            )
+        return _verify_public(spec, store)
     secret = stored_secret(spec, store)
     out = Verification(spec.name)
     recomputed = cm.tournament_commitment(spec.name, secret.secret)
@@ -126,6 +137,65 @@ def verify(
     if not out.checked:
         out.problems.append("no match is stored")
     return out
+
+
+def _verify_public(spec: TournamentSpec, store: ResultStore) -> Verification:
+    out = Verification(spec.name)
+    for rec in store.iter_results(spec.name, with_replay=True):
+        out.checked += 1
+        problem = _check_public_match(spec, rec)
+        if problem:
+            out.problems.append(f"match {rec.index} ({rec.match_id}): {problem}")
+    if not out.checked:
+        out.problems.append("no match is stored")
+    return out
+
+
+def _check_public_match(spec: TournamentSpec, rec: ResultRecord) -> str | None:
+    try:
+        key = derivation_key(rec)
+    except ValueError as exc:
+        return str(exc)
+    if rec.match_id != spec.match_id(rec.index):
+        return f"the id is not the one derived for match {rec.index}"
+    if rec.seed != spec.derive(key):
+        return f"the seed is not the one derived from the tournament's seed for {key!r}"
+    replay: Any = rec.replay
+    if not isinstance(replay, dict):
+        return "no replay stored"
+    for name, expected in (("match_id", rec.match_id), ("seed", rec.seed)):
+        if replay.get(name) != expected:
+            return f"the replay's {name} is not the stored one"
+    try:
+        diff = _deck_difference(replay) or rp.verify(replay)
+    except (ReplayError, EngineError) as exc:
+        return f"the replay is invalid: {exc}"
+    if diff is not None:
+        return f"the replay does not verify: {diff}"
+    return None
+
+
+def _deck_difference(replay: JSON) -> str | None:
+    """The first recorded deck that is not its seed's shuffle (re-simulation alone would
+    accept any deck the replay records)."""
+    from arena.engine import Rules
+    from arena.engine.cards import DECK_24, DECK_32, parse_card
+    from arena.engine.shuffle import deal_seed, shuffled
+
+    rp.check_shape(replay)
+    base = DECK_24 if Rules.from_json(replay["rules"]).deck == 24 else DECK_32
+    for i, deal in enumerate(replay["deals"]):
+        deck = deal.get("deck")
+        if deck is None:
+            continue  # dealt from the seed when re-simulated
+        index = deal.get("index", i)
+        try:
+            cards = [parse_card(c) for c in deck]
+        except (EngineError, TypeError, AttributeError):
+            raise ReplayError(f"deals[{i}].deck: expected a list of card names") from None
+        if not isinstance(index, int) or cards != shuffled(base, deal_seed(replay["seed"], index)):
+            return f"deals[{i}].deck: not the shuffle of the seed"
+    return None
 
 
 def _check_match(spec: TournamentSpec, rec: ResultRecord, commitment: str) -> str | None:

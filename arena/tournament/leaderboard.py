@@ -165,12 +165,31 @@ def _interval(r: LeaderRow) -> str:
     """The interval as its bounds and their distance from the rating: bootstrap intervals
     are seldom symmetric, and a lopsided one written as ``± half-width`` puts the rating
     where it is not."""
+    bounds, spread = _interval_parts(r)
+    return f"{bounds}  {spread}" if spread else bounds
+
+
+def _interval_parts(r: LeaderRow) -> tuple[str, str]:
+    """The interval's bounds, and their distances below and above the rating."""
     if not r.bounded:
-        return "unbounded (see below)"
+        return "unbounded (see below)", ""
     if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
-        return "-"
+        return "-", ""
     below, above = r.rating - r.ci_low, r.ci_high - r.rating
-    return f"[{_num(r.ci_low)}, {_num(r.ci_high)}]  -{_num(below)} +{_num(above)}"
+    return f"[{_num(r.ci_low)}, {_num(r.ci_high)}]", f"-{_num(below)} +{_num(above)}"
+
+
+def _aligned(cells: Sequence[str], sep: str) -> list[str]:
+    """Cells of two parts (``[low, high]``, ``-below +above``) padded so that each part
+    lines up down the column; cells without the separator are left as they are."""
+    split = [c.split(sep, 1) if sep in c else None for c in cells]
+    parts = [s for s in split if s is not None]
+    if not parts:
+        return list(cells)
+    left = max(len(a) for a, _ in parts)
+    right = max(len(b) for _, b in parts)
+    return [c if s is None else f"{s[0].rjust(left)}{sep}{s[1].rjust(right)}"
+            for c, s in zip(cells, split, strict=True)]
 
 
 def unbounded_note(rows: Sequence[LeaderRow]) -> str | None:
@@ -187,43 +206,62 @@ def unbounded_note(rows: Sequence[LeaderRow]) -> str | None:
 
 
 def format_table(rows: Sequence[LeaderRow]) -> str:
-    """A fixed-width text table for a terminal."""
-    head = (
+    """A fixed-width text table for a terminal.
+
+    The interval takes two columns, its bounds and their distances from the rating, each
+    padded so the brackets and signs line up: written as one cell, the distances ran into
+    the column after it."""
+    head: tuple[str, ...] = (
         "#",
         "player",
         "rating",
         "95% CI",
+        "-/+",
         "games",
         "mean score",
         "win %",
         "timeouts",
         "illegal",
+        "strikes",
+        "forfeits",
     )
-    body = []
-    for r in rows:
+    parts = [_interval_parts(r) for r in rows]
+    bounds = _aligned([b for b, _ in parts], ", ")
+    spreads = _aligned([d for _, d in parts], " ")
+    body: list[tuple[str, ...]] = []
+    for r, ci, spread in zip(rows, bounds, spreads, strict=True):
         body.append(
             (
                 str(r.rank),
                 r.player,
                 _num(r.rating),
-                _interval(r),
+                ci,
+                spread,
                 str(r.games),
                 _num(r.mean_score),
                 _num(100 * r.win_rate),
                 str(r.timeouts),
                 str(r.illegal),
+                str(r.strikes),
+                str(r.forfeits),
             )
         )
     widths = [
         max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)
     ]
-    right = {0, 2, 4, 5, 6, 7, 8}
+    right = {0, 2, 5, 6, 7, 8, 9, 10, 11}
 
     def fmt(cells: Sequence[str]) -> str:
         return "  ".join(
             c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(cells)
         ).rstrip()
 
+    if not any(spreads):  # no interval at all: no column of blanks
+        keep = [i for i in range(len(head)) if i != 4]
+        head = tuple(head[i] for i in keep)
+        body = [tuple(b[i] for i in keep) for b in body]
+        widths = [widths[i] for i in keep]
+        right = {keep.index(i) for i in right}
     lines = [fmt(head), fmt(["-" * w for w in widths])]
     lines.extend(fmt(b) for b in body)
     return "\n".join(lines)
@@ -247,13 +285,35 @@ CSV_FIELDS = (
 )
 
 
+def _csv_value(value: object) -> object:
+    """A value as a CSV cell: empty for none, ``true``/``false`` for a truth value (as in
+    the JSON, and as spreadsheets and pandas read it), the rest as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
 def format_csv(rows: Sequence[LeaderRow]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: v if v is not None else "" for k, v in r.to_json().items()})
+        writer.writerow({k: _csv_value(v) for k, v in r.to_json().items()})
     return out.getvalue()
+
+
+def scope_line(tournament: str | None, tournaments: Sequence[str], games: int) -> str:
+    """What the table rates: one tournament, or several pooled into one rating (which
+    treats a game of one like a game of another, whatever their rules or fields)."""
+    if tournament is not None:
+        return f"tournament {tournament}: {games} games"
+    if len(tournaments) == 1:
+        return f"tournament {tournaments[0]}: {games} games"
+    names = ", ".join(tournaments)
+    return (f"{len(tournaments)} tournaments pooled into one rating ({names}): {games} games; "
+            "--tournament NAME rates one")
 
 
 def leaderboard_main(argv: Sequence[str] | None = None) -> int:
@@ -284,9 +344,12 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
         print(f"arena leaderboard: {exc}", file=sys.stderr)
         return 2
     rows = compute_leaderboard(records, n_bootstrap=args.bootstrap)
+    pooled = sorted({r.tournament for r in records}) if args.tournament is None else [
+        args.tournament]
     if args.json:
         payload = {
             "tournament": args.tournament,
+            "tournaments": pooled,
             "matches": len(records),
             "rows": [r.to_json() for r in rows],
         }
@@ -296,10 +359,13 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     elif not rows:
         print("no results yet")
     else:
-        scope = f"tournament {args.tournament}" if args.tournament else "all tournaments"
-        print(f"{scope}: {len(records)} games")
+        print(scope_line(args.tournament, pooled, len(records)))
         print(format_table(rows))
         note = unbounded_note(rows)
         if note:
             print(note)
+    if (args.json or args.csv) and len(pooled) > 1:
+        # The table says it in its first line; CSV and JSON have none, so stderr does.
+        print(f"arena leaderboard: {len(pooled)} tournaments pooled into one rating "
+              f"({', '.join(pooled)}); --tournament NAME rates one", file=sys.stderr)
     return 0

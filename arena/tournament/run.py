@@ -92,6 +92,17 @@ class Progress:
                 return
             self._draw(force=bool(text))
 
+    def note(self, text: str) -> None:
+        """A line of its own above the progress line (a round starting): kept in the
+        scroll-back of a terminal and in a log, hidden with ``--quiet``."""
+        with self._lock:
+            if not self.enabled:
+                return
+            if self.tty:
+                self.stream.write("\r\x1b[2K")
+            self.stream.write(f"{self.label}: {text}\n")
+            self._draw(force=True)
+
     def start(self, total: int | None, already: int) -> None:
         self.total = total
         self.done = already
@@ -306,6 +317,21 @@ def run_tournament(
             total if total is not None else (max_total() if max_total else None), already
         )
 
+        def refresh_total() -> None:
+            """A format whose size is known only as it goes (a league of fixed rounds, an
+            SPRT match's maximum): the progress line and ``arena_tournament_matches`` show
+            the most it may play as told now, so a done/planned panel has a denominator."""
+            if total is not None or max_total is None:
+                return
+            most = max_total()
+            progress.set_total(most)
+            if gauges and most is not None:
+                gauges[0].set(most)  # type: ignore[attr-defined]
+
+        refresh_total()
+        announced_round = -1
+        rounds = spec.format.rounds if spec.format.type in ("swiss", "league") else None
+
         def publish() -> None:
             if gauges and tally is not None:
                 gauges[1].set(len(done))  # type: ignore[attr-defined]
@@ -350,9 +376,20 @@ def run_tournament(
                     finished = True
                     break
                 if not batch:
+                    progress.set_status(_waiting_for_players(spec, fmt))
                     time.sleep(spec.format.poll_s)
                     continue
+                progress.set_status("")
+                refresh_total()
                 todo = [m for m in batch if m.match_id not in done]
+                rnd = batch[0].round
+                if spec.format.type in ("swiss", "league") and rnd != announced_round:
+                    announced_round = rnd
+                    of = f" of {rounds}" if rounds is not None else ""
+                    tables = len({m.group for m in batch}) // (spec.sets or 1)
+                    left = f", {len(todo)} to play" if len(todo) != len(batch) else ""
+                    progress.note(f"round {rnd + 1}{of}: {tables} table(s), "
+                                  f"{len(batch)} matches{left}")
                 if todo and secret is not None and secret.revealed:
                     raise StoreError(
                         f"tournament '{spec.name}' ended and its deal secret was revealed: "
@@ -462,6 +499,14 @@ def publish_sprt(tournament: str, fmt: object) -> None:
         SPRT_LLR_BOUND.labels(tournament=tournament, bound="upper").set(float(result.upper))
     except Exception as exc:
         log.warning("SPRT status not published: %s", exc)
+
+
+def _waiting_for_players(spec: TournamentSpec, fmt: Format) -> str:
+    """What a league with too few participants waits for."""
+    listed = len(getattr(fmt, "participants", spec.participants))
+    where = f" to {spec.source}" if spec.source else ""
+    return (f"waiting for participants: {listed} listed for {spec.seats} seats; add bots"
+            f"{where} (read again every {spec.format.poll_s:g} s)")
 
 
 class _Enough(Exception):

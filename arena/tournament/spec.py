@@ -72,9 +72,13 @@ _FORMAT_FIELDS: dict[str, tuple[str, ...]] = {
 class SpecError(ValueError):
     """A spec that cannot be run; ``problems`` lists every ``field: message`` found."""
 
-    def __init__(self, problems: Sequence[str], source: str | None = None) -> None:
+    def __init__(
+        self, problems: Sequence[str], source: str | None = None, warnings: Sequence[str] = ()
+    ) -> None:
         self.problems = list(problems)
         self.source = source
+        #: What the spec gets wrong without being refused for it (see TournamentSpec).
+        self.warnings = list(warnings)
         where = f"{source}: " if source else ""
         if len(self.problems) == 1:
             text = f"{where}{self.problems[0]}"
@@ -144,6 +148,9 @@ class TournamentSpec:
     public_seed: bool | None = None
     #: The tournament's secret, from its results store; never part of the spec's JSON.
     deal_secret: str | None = field(default=None, repr=False, compare=False)
+    #: Settings the file gives that change nothing (``workers`` for Celery...): said by
+    #: ``check`` and ``run``, not refused, since a spec often serves several executors.
+    warnings: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     # -- seeds ---------------------------------------------------------------------------
 
@@ -409,9 +416,13 @@ class _Validator:
         self.source = source
         self.check_imports = check_imports
         self.problems: list[str] = []
+        self.warnings: list[str] = []
 
     def err(self, where: str, message: str) -> None:
         self.problems.append(f"{where}: {message}")
+
+    def warn(self, where: str, message: str) -> None:
+        self.warnings.append(f"{where}: {message}")
 
     def unknown(self, where: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:
         for key in data:
@@ -499,7 +510,7 @@ class _Validator:
             sets = self.format_rules(fmt, participants, seats, data, games, sets)
 
         if self.problems or name is None or not seed_ok or rules is None or fmt is None:
-            raise SpecError(self.problems or ["invalid spec"], self.source)
+            raise SpecError(self.problems or ["invalid spec"], self.source, self.warnings)
         assert preset is not None and options is not None and seats is not None
         return TournamentSpec(
             name=name,
@@ -518,6 +529,7 @@ class _Validator:
             db=db,
             source=self.source,
             public_seed=public_seed,
+            warnings=tuple(self.warnings),
         )
 
     def rules(self, raw: Any) -> tuple[str | None, JSON | None, JSON | None, int | None]:
@@ -546,9 +558,21 @@ class _Validator:
             return None, None, None, None
         except (ValueError, TypeError, KeyError) as exc:
             known = _preset_known(preset)
-            self.err("rules.options" if known else "rules.preset", str(exc).strip("'\""))
+            if not known:
+                self.err("rules.preset", _reason(exc))
+                return None, None, None, None
+            # The engine stops at the first bad option: try each on its own, so that every
+            # one is reported at once (a bad value is not hidden behind a misspelt name).
+            alone = []
+            for key, value in options.items():
+                try:
+                    rules_from_config(preset, {key: value})
+                except (ValueError, TypeError, KeyError) as one:
+                    alone.append(_reason(one))
+            for reason in alone or [_reason(exc)]:
+                self.err("rules.options", reason)
             # The preset still fixes the seats, so the checks that need them still run.
-            return None, None, None, seats_of(rules_from_config(preset, {})) if known else None
+            return None, None, None, seats_of(rules_from_config(preset, {}))
         return preset, dict(options), rules, seats
 
     def participants(self, raw: Any) -> list[Participant]:
@@ -606,20 +630,22 @@ class _Validator:
             )
             return None
         ftype = raw.get("type")
-        if ftype not in FORMATS:
+        all_fields = sorted({f for fs in _FORMAT_FIELDS.values() for f in fs})
+        known_type = ftype in FORMATS
+        if not known_type:
             got = f"'{ftype}'" if ftype is not None else "nothing"
             self.err(
                 "format.type",
                 f"unknown format {got}{_suggest(str(ftype), FORMATS)}: use {', '.join(FORMATS)}",
             )
-            return None
-        allowed = _FORMAT_FIELDS[ftype]
+        # Under a misspelt type the options are still checked, against every format's
+        # fields: fixing the type must not bring out the next mistake.
+        allowed = _FORMAT_FIELDS[str(ftype)] if known_type else tuple(all_fields)
         for key in raw:
             if key not in allowed:
                 if any(key in fields for fields in _FORMAT_FIELDS.values()):
                     self.err(f"format.{key}", f"not used by format {ftype}")
                 else:
-                    all_fields = sorted({f for fs in _FORMAT_FIELDS.values() for f in fs})
                     self.err(f"format.{key}", f"unknown field{_suggest(str(key), all_fields)}")
         kwargs: dict[str, Any] = {"type": ftype}
         if "seatings" in raw:
@@ -652,7 +678,7 @@ class _Validator:
                 self.err("format.poll_s", "must be a positive number of seconds")
             else:
                 kwargs["poll_s"] = float(raw["poll_s"])
-        return FormatSpec(**kwargs)
+        return FormatSpec(**kwargs) if known_type else None
 
     def format_rules(
         self,
@@ -722,6 +748,12 @@ class _Validator:
                 )
         elif t != "league" and n < seats:
             self.err("participants", f"{n} participants cannot fill a {seats}-seat table")
+        elif t == "league" and n < seats:
+            self.warn(
+                "participants",
+                f"{n} for {seats} seats: the league plays nothing until at least {seats} "
+                f"are listed (it reads the file again every {fmt.poll_s:g} s)",
+            )
         return sets
 
     def time_control(self, raw: Any) -> TimeControl:
@@ -780,7 +812,39 @@ class _Validator:
                 self.err("executor.queue", "must be a queue name (letters, digits, '-', '_', '.')")
             else:
                 kwargs["queue"] = raw["queue"]
+        if etype in _EXECUTOR_IGNORES:
+            for key, why in _EXECUTOR_IGNORES[etype].items():
+                if raw.get(key) is not None:
+                    self.warn(f"executor.{key}", f"not used by executor {etype}: {why}")
         return ExecutorSpec(**kwargs)
+
+
+#: Executor settings that change nothing for a type, and what does the job there instead.
+_EXECUTOR_IGNORES: dict[str, dict[str, str]] = {
+    "inline": {
+        "workers": "it plays one match at a time in the scheduler's process",
+        "broker": "only the celery executor sends matches through a broker",
+        "queue": "only the celery executor sends matches to a queue",
+    },
+    "local": {
+        "broker": "only the celery executor sends matches through a broker",
+        "queue": "only the celery executor sends matches to a queue",
+    },
+    "celery": {
+        "workers": "Celery workers are the arena worker processes (arena worker "
+        "--concurrency N)",
+        "routing": "workers reach remote bots through their own routing (arena worker "
+        "--routing URL, default the broker)",
+    },
+}
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception's message as written (a KeyError's repr quotes are dropped, and only
+    those: a message ending in a quoted value keeps its closing quote)."""
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    return str(exc)
 
 
 def _preset_known(preset: str) -> bool:

@@ -268,7 +268,7 @@ class WebData:
     def leaderboard_json(self, name: str) -> JSON:
         """The same object as ``arena leaderboard --tournament NAME --json``."""
         s = self.summary(name)
-        return {"tournament": name, "matches": s.matches,
+        return {"tournament": name, "tournaments": [name], "matches": s.matches,
                 "rows": [r.to_json() for r in s.leaderboard]}
 
     def progress(self, info: TournamentInfo, live_count: int = 0) -> JSON:

@@ -161,8 +161,12 @@ function playSession(client, opts, state) {
         try {
           action = decide(req.observation, req.legal_actions);
         } catch (err) {
-          log(`decide failed on ${req.request_id}: ${err.stack || err}`);
-          action = req.legal_actions[0];
+          // As everywhere in the arena: a bot that raised gives a malformed answer, and the
+          // referee plays its fallback and counts a strike. The answer names the error.
+          log(`decide failed on ${req.request_id}; the referee plays its fallback and counts `
+            + `a strike: ${err.stack || err}`);
+          action = `raised ${(err && err.name) || 'Error'}: ${(err && err.message) || err}`
+            .slice(0, 64);
         }
         const thinkUs = (process.hrtime.bigint() - started) / 1000n;
         call.write({

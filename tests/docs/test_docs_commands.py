@@ -372,7 +372,7 @@ def test_synopses_name_only_options_the_commands_take() -> None:
          "match_main"),
         (block("docs/referee.md", "arena bot-check BOT [--rules"), "arena.referee.cli",
          "bot_check_main"),
-        (block("docs/protocol.md", "arena serve [--host 0.0.0.0]"), "arena.server.app",
+        (block("docs/protocol.md", "arena serve [--host 127.0.0.1]"), "arena.server.app",
          "main_serve"),
         (block("docs/bots.md", "arena bench strength [--bot BOT]"), "arena.bench.strength",
          "bench_main"),

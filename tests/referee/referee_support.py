@@ -14,7 +14,7 @@ from arena.match.types import JSON, DecisionRequest
 CARD_TOKEN = re.compile(r"\b[789TJQKA][CSHD]\b")
 
 #: What a scripted seat does instead of answering, by fault name.
-FAULTS = ("sleep", "malformed", "illegal", "raise", "not-text")
+FAULTS = ("sleep", "malformed", "illegal", "raise", "not-text", "padded")
 
 
 class ScriptedSeat:
@@ -45,6 +45,8 @@ class ScriptedSeat:
             raise RuntimeError("the bot fell over")
         elif fault == "not-text":
             return 42  # type: ignore[return-value]
+        elif fault == "padded":  # a legal action, but longer than any action can be
+            return self.bot.decide(request.observation, request.legal) + " " * 100
         return self.bot.decide(request.observation, request.legal)
 
     async def on_event(self, match_id: str, event: JSON) -> None:

@@ -78,7 +78,7 @@ def test_run_then_leaderboard_and_report(
 
     assert leaderboard_main(["--db", db]) == 0
     text = capsys.readouterr().out
-    assert "all tournaments: 12 games" in text and "95% CI" in text
+    assert "tournament cli-cup: 12 games" in text and "95% CI" in text
 
     out = tmp_path / "report.html"
     assert report_main(["--db", db, "--out", str(out)]) == 0

@@ -1,20 +1,31 @@
 """``thousand-bot``: run a bot against a Thousand Arena gateway.
 
-Exit status, as for every ``arena`` command (docs/cli.md of the arena): 0 stopped, 2 a
-usage mistake (a bad option, a bot reference that does not load), 3 the gateway cannot be
-reached (retrying later may help), 4 the gateway refused the bot's token (retrying will
-not help), 130 interrupted.
+The bot is a Python class (``module:Class``) or a program in any language speaking the
+text protocol on its standard input and output (``--stdio -- COMMAND ARGS`` or
+``cmd:COMMAND``, see :mod:`thousand_bot.stdio`).
+
+Exit status, as for every ``arena`` command (docs/cli.md of the arena): 0 stopped (or the
+bot program exited with 0), 1 the bot program failed (did not start, broke the protocol,
+exited with another code), 2 a usage mistake (a bad option, a bot reference that does not
+load), 3 the gateway cannot be reached (retrying later may help), 4 the gateway refused the
+bot's token (retrying will not help), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import logging
 import os
+import shlex
+import signal
 import sys
 from collections.abc import Sequence
+from typing import IO
 
 from thousand_bot import __version__
+from thousand_bot.address import gateway_problem
 from thousand_bot.client import BotRejected
 from thousand_bot.runner import load_bot, run_bot
 
@@ -24,6 +35,7 @@ GATEWAY_ENV = "THOUSAND_BOT_GATEWAY"
 SERVER_ENV = "THOUSAND_BOT_SERVER"
 
 EXIT_OK = 0
+EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_REFUSED = 4
@@ -33,9 +45,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="thousand-bot", description=__doc__)
     parser.add_argument("--version", action="version", version=f"thousand-bot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="connect a bot to a server and play until stopped")
-    run.add_argument("bot", help="the bot class: module:Class (mybot:MyBot finds ./mybot.py) "
-                     "or path/to/file.py:Class")
+    run = sub.add_parser(
+        "run",
+        help="connect a bot to a server and play until stopped",
+        usage="thousand-bot run [options] BOT | thousand-bot run --stdio [options] -- COMMAND "
+        "[ARG ...]",
+    )
+    run.add_argument("bot", nargs="?",
+                     help="the bot: a class, module:Class (mybot:MyBot finds ./mybot.py) or "
+                     "path/to/file.py:Class; or a program speaking the text protocol, "
+                     "cmd:COMMAND (split as a shell would, e.g. 'cmd:./mybot --fast')")
+    run.add_argument("--stdio", action="store_true",
+                     help="the bot is the program after --, speaking the text protocol on its "
+                     "standard input and output (docs/stdio.md)")
+    run.add_argument("--transcript", metavar="FILE",
+                     help="with a program: write every protocol line to FILE ('<' the "
+                     "program reads, '>' it writes)")
     default_gateway = (os.environ.get(GATEWAY_ENV) or os.environ.get(SERVER_ENV)
                        or "localhost:50051")
     run.add_argument(
@@ -78,8 +103,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
+def _split_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
+    """The options, and the program's command line after ``--`` (None without one)."""
+    items = list(argv)
+    if "--" in items:
+        at = items.index("--")
+        return items[:at], items[at + 1 :]
+    return items, None
+
+
 def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    options, command = _split_command(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(options)
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -91,6 +126,34 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     if args.max_attempts is not None and args.max_attempts < 1:
         print("thousand-bot: --max-attempts must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    problem = gateway_problem(args.gateway)
+    if problem:
+        print(f"thousand-bot: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.bot and args.bot.startswith("cmd:") and command is None:
+        try:
+            command = shlex.split(args.bot[len("cmd:") :])
+        except ValueError as exc:
+            print(f"thousand-bot: bot reference {args.bot!r}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        args.bot = None
+    if args.stdio or command is not None:
+        if args.bot:
+            print(f"thousand-bot: give either a bot class ({args.bot}) or a program "
+                  "(--stdio -- COMMAND), not both", file=sys.stderr)
+            return EXIT_USAGE
+        if not command:
+            print("thousand-bot: --stdio needs the program's command after --, e.g. "
+                  "thousand-bot run --stdio -- ./mybot", file=sys.stderr)
+            return EXIT_USAGE
+        return _run_program(args, command)
+    if not args.bot:
+        print("thousand-bot: name the bot: module:Class, file.py:Class, cmd:COMMAND or "
+              "--stdio -- COMMAND", file=sys.stderr)
+        return EXIT_USAGE
+    if args.transcript:
+        print("thousand-bot: --transcript is for a program (--stdio)", file=sys.stderr)
         return EXIT_USAGE
     try:
         factory = load_bot(args.bot)
@@ -105,6 +168,57 @@ def _main(argv: Sequence[str] | None) -> int:
     except ConnectionError as exc:
         print(f"thousand-bot: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE
+    return EXIT_OK
+
+
+def _run_program(args: argparse.Namespace, command: list[str]) -> int:
+    """A program speaking the text protocol, relayed to the gateway by the bridge."""
+    from thousand_bot.client import BotRejected
+    from thousand_bot.stdio.bridge import ProgramFailed, run_programs
+
+    if args.transcript and args.instances != 1:
+        print("thousand-bot: --transcript records one program: use it with --instances 1",
+              file=sys.stderr)
+        return EXIT_USAGE
+    out: IO[str] | None = None
+    if args.transcript:
+        try:
+            out = open(args.transcript, "w", encoding="utf-8", buffering=1)  # noqa: SIM115
+        except OSError as exc:
+            print(f"thousand-bot: --transcript {args.transcript}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+    stream = out
+
+    def transcript(direction: str, line: str) -> None:
+        assert stream is not None
+        stream.write(f"{direction} {line}\n")
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        await run_programs(command, args.gateway, args.token, args.instances, stop=stop,
+                           max_attempts=args.max_attempts,
+                           transcript=transcript if out is not None else None)
+
+    try:
+        asyncio.run(main())
+    except ProgramFailed as exc:
+        if exc.exit_code:
+            print(f"thousand-bot: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BotRejected as exc:
+        print(f"thousand-bot: the gateway refused the bot: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except ConnectionError as exc:
+        print(f"thousand-bot: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    finally:
+        if out is not None:
+            out.close()
     return EXIT_OK
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 
 from thousand_bot import __version__
+from thousand_bot.address import gateway_problem
 from thousand_bot.bot import Bot, Request
 from thousand_bot.convert import event_to_dict, observation_to_dict
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc
@@ -61,6 +62,10 @@ def keepalive_channel_options(time_ms: int | None = None) -> list[tuple[str, Any
 
 
 CHANNEL_OPTIONS = keepalive_channel_options(KEEPALIVE_TIME_MS)
+
+#: The start of the answer sent for a decision the bot raised on: no action begins so, so
+#: the referee counts it malformed (a strike and its fallback), and the rest names the error.
+RAISED_PREFIX = "raised "
 
 
 class BotRejected(Exception):
@@ -163,9 +168,10 @@ class BotClient:
         #: Gateways to connect to, in order: ``host:port`` or several separated by commas.
         #: After a session ends or an attempt fails the client moves on to the next one,
         #: so a bot follows an arena whose gateways stop and start one at a time.
+        problem = gateway_problem(server)
+        if problem:
+            raise ValueError(problem)
         self.servers = [part.strip() for part in server.split(",") if part.strip()]
-        if not self.servers:
-            raise ValueError("a server address (host:port) is required")
         self._server_index = 0
         self.token = token
         self.backoff_initial = backoff_initial
@@ -173,6 +179,8 @@ class BotClient:
         self.max_attempts = max_attempts
         self.channel_options = channel_options or keepalive_channel_options()
         self.on_welcome = on_welcome
+        #: What the hello says wrote it (``Hello.client``).
+        self.client_name = f"thousand-bot-python/{__version__}"
         self.instance_id = ""
         self.decisions = 0
         self.sessions = 0
@@ -280,7 +288,7 @@ class BotClient:
                     name=self.bot.name,
                     version=self.bot.version,
                     max_concurrent_matches=self.bot.max_concurrent_matches,
-                    client=f"thousand-bot-python/{__version__}",
+                    client=self.client_name,
                     omit_events=not self.bot.wants_events(),
                 )
             )
@@ -355,9 +363,8 @@ class BotClient:
                         time_bank_ms=msg.time_bank_ms,
                     )
                 )
-        except Exception:
-            log.exception("the bot raised on request %s; answering %r", msg.request_id, legal[:1])
-            result = legal[0] if legal else "pass"
+        except Exception as exc:
+            result = self._raised(msg, exc)
         if type(result) is not str and inspect.isawaitable(result):
             task = asyncio.ensure_future(self._later(msg, started, result))
             self._thinking.add(task)
@@ -368,10 +375,20 @@ class BotClient:
     async def _later(self, msg: bot_pb2.DecisionRequest, started: float, result: Any) -> None:
         try:
             action = str(await result)
-        except Exception:
-            log.exception("the bot raised on request %s", msg.request_id)
-            action = msg.legal_actions[0] if msg.legal_actions else "pass"
+        except Exception as exc:
+            action = self._raised(msg, exc)
         self._send(msg.request_id, action, started)
+
+    @staticmethod
+    def _raised(msg: bot_pb2.DecisionRequest, exc: Exception) -> str:
+        """A bot that raised answers as it would anywhere else: the referee counts the
+        answer malformed, plays its fallback action and gives the seat a strike, exactly as
+        in ``arena match`` and ``arena bot-check``. The answer names the error, so the
+        organiser's log and the strike say what happened; the traceback is logged here."""
+        log.error("match %s: the bot raised %s on request %s; the referee plays its "
+                  "fallback and counts a strike", msg.match_id, type(exc).__name__,
+                  msg.request_id, exc_info=exc)
+        return f"{RAISED_PREFIX}{type(exc).__name__}: {exc}"[:64]
 
     def _send(self, request_id: str, action: str, started: float) -> None:
         think_us = int((time.perf_counter() - started) * 1e6)

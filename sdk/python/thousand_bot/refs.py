@@ -23,8 +23,10 @@ def load_object(ref: str) -> Any:
 
     A module is imported with the current directory on the path, so ``mybot:MyBot`` finds
     ``./mybot.py``; a file is loaded from its path (a name ending in ``.py`` or holding a
-    ``/``). ``Name`` may be dotted (``module:Outer.Inner``). Raises ``ValueError`` with a
-    message that names the reference and what is wrong with it.
+    ``/``), with its folder on the path, so that it imports the modules beside it as it
+    would when run from there (``variants.py`` doing ``import mybot``). ``Name`` may be
+    dotted (``module:Outer.Inner``). Raises ``ValueError`` with a message that names the
+    reference and what is wrong with it.
     """
     module_part, sep, attr = ref.rpartition(":")
     if not sep or not module_part or not attr:
@@ -39,6 +41,9 @@ def load_object(ref: str) -> Any:
         mod_name = f"thousand_bot_ref_{digest}_{path.stem}"
         module = sys.modules.get(mod_name)
         if module is None:
+            folder = str(path.resolve().parent)
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
             spec = importlib.util.spec_from_file_location(mod_name, path)
             if spec is None or spec.loader is None:
                 raise ValueError(f"bot reference {ref!r}: cannot load {module_part}")

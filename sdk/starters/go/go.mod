@@ -1,0 +1,3 @@
+module thousand-arena/starter
+
+go 1.19
