@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine.cards import CARD_POINTS
+from arena.engine.phases.base import score_may_bid
 from arena.engine.rules import Rules
 
 from .belief import CARD, SUITS, DealHistory, Knowledge, deck_mask, marriage_need, mask_of_names
@@ -347,8 +348,7 @@ def decide_sale_offer(p: Preplay, legal: Sequence[str]) -> str | None:
     sim = p.sim
     r = p.rules
     contract = int(p.obs.get("contract") or 0)
-    buyers = [s for s in sim.order_from(me)[1:]
-              if r.minus_may_not_bid is None or p.ctx.scores[s] > r.minus_may_not_bid]
+    buyers = [s for s in sim.order_from(me)[1:] if score_may_bid(r, p.ctx.scores[s])]
 
     def vals(w: World) -> list[float]:
         cache: dict[int, tuple[Any, int]] = {}

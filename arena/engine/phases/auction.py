@@ -124,24 +124,32 @@ def min_bid(g: State) -> int:
     return g.bid + g.rules.bid_step if g.bidder >= 0 else g.rules.opening_bid
 
 
-def next_bidder(g: State, seat: int) -> int | None:
-    """The next seat clockwise that has not passed, or None when the auction is over."""
-    s = seat
-    for _ in range(g.nactive):
-        s = g.nxt[s]
-        if s == g.bidder:
-            # Everyone else passed since the high bid.
-            return None
-        if not g.passed[s]:
+def turn_after(seat: int, nxt: tuple[int, ...], passed: list[bool], bidder: int) -> int:
+    """Who bids after ``seat``: the next seat clockwise that has not passed, or -1 when
+    the turn comes back to the high bidder (everyone else passed since its bid).  Public:
+    the search bot's model of the auction turns the same way."""
+    s = nxt[seat]
+    while s != seat:
+        if s == bidder:
+            return -1
+        if not passed[s]:
             return s
-    return None
+        s = nxt[s]
+    return -1
 
 
-def _over(g: State) -> bool:
-    live = [s for s in g.active if not g.passed[s]]
-    if g.bidder < 0:
+def bidding_over(active: tuple[int, ...], passed: list[bool], bidder: int) -> bool:
+    """Whether the auction is over: everyone passed, or all but the high bidder."""
+    live = [s for s in active if not passed[s]]
+    if bidder < 0:
         return not live
-    return live == [g.bidder] or not live
+    return live == [bidder] or not live
+
+
+def next_bidder(g: State, seat: int) -> int | None:
+    """The next seat to bid, or None when the auction is over."""
+    s = turn_after(seat, g.nxt, g.passed, g.bidder)
+    return None if s < 0 else s
 
 
 def end(g: State) -> None:
@@ -222,7 +230,7 @@ def bid(g: State, p: int, a: Action) -> None:
             for s in range(4):
                 if g.hands[p] & KQ[s] == KQ[s] and (p, s) not in g.shown:
                     g.shown.append((p, s))
-    if _over(g):
+    if bidding_over(g.active, g.passed, g.bidder):
         end(g)
         return
     nxt = next_bidder(g, p)

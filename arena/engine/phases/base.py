@@ -104,9 +104,14 @@ def ask_questions(g: State, after: str, *, low_hand: bool, nines: bool) -> bool:
 
 
 def may_bid(g: State, seat: int) -> bool:
-    """A player at or below ``minus_may_not_bid`` may not bid (003: "always passes")."""
-    floor = g.rules.minus_may_not_bid
-    return floor is None or g.scores[seat] > floor
+    return score_may_bid(g.rules, g.scores[seat])
+
+
+def score_may_bid(rules: Rules, score: int) -> bool:
+    """A player at or below ``minus_may_not_bid`` may not bid (003: "always passes"), nor
+    buy a talon."""
+    floor = rules.minus_may_not_bid
+    return floor is None or score > floor
 
 
 def absolute_cap(rules: Rules) -> int:
