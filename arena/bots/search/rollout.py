@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from arena.engine.cards import CARD_POINTS, RA, RANK_POINTS, RK, RQ, RT, SUIT_MASK
+from arena.bots.greedy import keep_value
+from arena.engine.cards import CARD_POINTS, RANK_POINTS, RK, RQ, SUIT_MASK
 from arena.engine.tricks import CRAWL, HALF, MARRY, declared_value, holding
 
 from .lean import LeanRules, PlayState
@@ -38,16 +39,8 @@ def cost_table(mv: tuple[int, ...]) -> list[int]:
     table = [0] * (4 << 11)
     for s in range(4):
         for pattern in range(256):
-            n = pattern.bit_count()
             for r in range(8):
-                v = RANK_POINTS[r]
-                if r == RA:
-                    v += 40
-                elif r == RT:
-                    v += 25 if pattern >> RA & 1 else 3
-                elif r in (RK, RQ) and pattern >> RK & 1 and pattern >> RQ & 1:
-                    v += 50 + mv[s] // 5
-                v += n
+                v = keep_value(s * 8 + r, pattern << (8 * s), mv)
                 table[s << 11 | pattern << 3 | r] = v * 8 + r
     return table
 
