@@ -36,8 +36,9 @@ from typing import Any
 from arena.bots import BUILTIN_BOTS, get_bot, seat_seed
 from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_action
 from arena.engine import commitment as cm
-from arena.engine.game import PUBLIC_TYPE, DealRecord, public_events
+from arena.engine.game import DealRecord
 from arena.engine.replay import replay_from_game
+from arena.engine.view import PUBLIC_TYPE, public_events, public_talon
 from arena.match.fallback import fallback_action
 from arena.match.types import (
     ACTION_MAX,
@@ -366,13 +367,12 @@ class _Match:
                     event["deal"] = rec.index
                 out.append(event)
         game = self.game
-        if not self.talon_shown and game.talon_public and game.talon:
+        talon = public_talon(game) if not self.talon_shown else -1
+        if talon >= 0:
             self.talon_shown = True
             if self.wanted is not None and "talon" not in self.wanted:
                 return out
-            out.append(
-                {"type": "talon", "deal": rec.index, "cards": cards_str(game.talon[game.chosen])}
-            )
+            out.append({"type": "talon", "deal": rec.index, "cards": cards_str(talon)})
         return out
 
     async def flush(
