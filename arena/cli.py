@@ -335,6 +335,12 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "register, list, revoke or rotate bots on a gateway (organiser token)"),
     ("bots", "arena.referee.bots_cli", "bots_main",
      "list the built-in bots, or compare two on seeded games"),
+    ("doctor", "arena.sandbox.doctor", "doctor_main",
+     "which isolation hosted bots get on this host (sandbox, cgroups, uids, seccomp)"),
+    ("runtimes", "arena.sandbox.runtimes", "runtimes_main",
+     "install or list the runtimes of hosted bots (python, node)"),
+    ("ratings", "arena.ratings.luck.cli", "ratings_main",
+     "the luck model behind luck-adjusted results: train it, say which one is used"),
 ]
 _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("gateway", "arena.server.bench", "main",
@@ -351,8 +357,15 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "gateway memory after many finished full-length matches"),
     ("web", "arena.web.bench", "bench_main",
      "page and API latency of arena web on a store of 100,000 matches"),
+    ("hosted", "arena.hosted.bench", "main",
+     "sandbox start, time per decision and games/s of hosted bots, against remote clients"),
     ("strength", "arena.bench.strength", "bench_main",
      "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
+    ("stdio", "arena.stdio.bench", "main",
+     "time a decision costs a bot program on the text protocol against the same bot over "
+     "gRPC"),
+    ("luck", "arena.bench.luck", "bench_main",
+     "variance of raw and luck-adjusted duplicate-set results for two close pairs of bots"),
     ("hosts", "arena.rigs.bench", "main",
      "simulated hosts (root): games/s with 1-3 worker hosts, decisions at 0-20 ms delay"),
 ]

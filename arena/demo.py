@@ -1,29 +1,31 @@
 """``arena demo``: the whole platform on one machine, from nothing to a leaderboard.
 
 It starts what a real deployment runs, as separate processes on free loopback ports: a
-private Redis, the gRPC gateway (``arena serve --routing``), and one SDK bot process per
-built-in bot, registered through the organiser service like any other bot. It then plays
-``examples/main.yaml``, a seeded duplicate round robin of those remote bots, with the local
-process pool: each match runs in a pool process and reaches the bots through Redis and the
-gateway, exactly as Celery workers would. Finally it prints the leaderboard, writes the HTML
-report and the replays, and stops everything (also on Ctrl-C: nothing is left running).
+private Redis (the broker), the gRPC gateway keeping hosted bots in the results store
+(``arena serve --store``) and Celery workers (``arena worker``). It then submits the
+built-in bots (``search`` among them) and the Node.js starter bot as *hosted* bots, each
+with its own token through the gateway, as any author would; each version plays its check
+match in a sandbox. Then it plays ``examples/main.yaml``, a seeded duplicate round robin of
+those hosted bots, on the Celery workers: every hosted seat is a sandboxed process on a
+worker. Finally it prints the leaderboard, writes the HTML report and the replays, and stops
+everything (also on Ctrl-C: nothing is left running).
 
 Why so much machinery for a demo: the built-in bots could play in-process in a second, but
-then the demo would show nothing of the part that matters in practice, bots in other
-processes behind a gateway, and any break in that path would go unnoticed.
+then the demo would show nothing of the part that matters in practice, bots submitted by
+people and run by the arena in sandboxes, and any break in that path would go unnoticed.
 
 The same seed gives the same leaderboard: deals come from the seed (public on purpose: the
-remote bots are the arena's own, see ``public_seed`` in ``examples/main.yaml``), the bots
-derive their choices from the match ids (stable: the tournament's name and match number),
-and nothing depends on timing as long as no decision times out.
+bots are the arena's own, see ``public_seed`` in ``examples/main.yaml``), the bots derive
+their choices from the match ids (stable: the tournament's name and match number), search
+runs a fixed number of iterations rather than for a time, and nothing depends on timing as
+long as no decision times out.
 """
 
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import contextlib
-import multiprocessing
+import gzip
 import secrets
 import shutil
 import signal
@@ -38,15 +40,16 @@ from typing import TextIO
 
 import yaml
 
+from arena.hosted.builtin import BUILTIN_CLASSES, NODE_STARTER, builtin_folder, node_starter_folder
 from arena.server.processes import (
-    BotProcess,
     GatewayProcess,
     RedisProcess,
     Service,
     ServiceError,
+    WorkerProcess,
     stop_all,
 )
-from arena.tournament.executors import ExecutorError, LocalExecutor
+from arena.tournament.executors import CeleryExecutor, ExecutorError
 from arena.tournament.spec import SpecError, TournamentSpec, validate_spec
 from arena.tournament.store import StoreError
 
@@ -54,25 +57,24 @@ PROG = "arena demo"
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SPEC = REPO / "examples" / "main.yaml"
 DEFAULT_DB = Path("var") / "demo.sqlite3"
-#: Remote bot names the demo can start, and the SDK class that plays each.
-BOT_CLASSES = {
-    "greedy": "arena.server.builtin_remote:Greedy",
-    "cautious": "arena.server.builtin_remote:Cautious",
-    "random": "arena.server.builtin_remote:Random",
-}
+#: Hosted bot names the demo can submit, and the folder each is made from: a built-in
+#: bot's kind, or the Node.js starter. (The bare names of built-in bots are reserved.)
+SUFFIX = "-bot"
+CHECK_TIMEOUT_S = 180.0
 
 
 class DemoError(Exception):
     """Something the user can fix: a bad option, a database in use, a missing program."""
 
 
-def _bot_class(name: str) -> str | None:
-    """The SDK class for a remote bot name: ``greedy-sdk``, ``greedy-2``: the name of a
-    bot class, then ``-`` and anything (the bare names of built-in bots are reserved)."""
-    if name in BOT_CLASSES:
-        return BOT_CLASSES[name]
-    base = name.rsplit("-", 1)[0]
-    return BOT_CLASSES.get(base)
+def _kind(name: str) -> str | None:
+    """What folder a hosted bot name of the demo stands for (``search-bot``: the built-in
+    search bot; ``node-starter``: the Node.js starter bot)."""
+    if name == NODE_STARTER:
+        return NODE_STARTER
+    if name.endswith(SUFFIX) and name[: -len(SUFFIX)] in BUILTIN_CLASSES:
+        return name[: -len(SUFFIX)]
+    return None
 
 
 @dataclass(frozen=True)
@@ -141,8 +143,8 @@ def _positive(value: int | None, flag: str) -> None:
         raise DemoError(f"{flag} must be a positive integer")
 
 
-def load_demo_spec(args: argparse.Namespace, paths: Paths, routing_url: str) -> TournamentSpec:
-    """The main job's spec with this run's seed, sets, database and routing."""
+def load_demo_spec(args: argparse.Namespace, paths: Paths, broker: str) -> TournamentSpec:
+    """The main job's spec with this run's seed, sets, database and broker."""
     spec_path = Path(args.spec)
     try:
         raw = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
@@ -161,21 +163,18 @@ def load_demo_spec(args: argparse.Namespace, paths: Paths, routing_url: str) -> 
     executor = raw.get("executor") or {}
     if isinstance(executor, str):
         executor = {"type": executor}
-    executor = dict(executor, type="local", routing=routing_url)
-    if args.workers is not None:
-        executor["workers"] = args.workers
-    raw["executor"] = executor
+    raw["executor"] = dict(executor, type="celery", broker=broker)
     raw["db"] = paths.url
     try:
         spec = validate_spec(raw, source=str(spec_path))
     except SpecError as exc:
         raise DemoError(str(exc)) from None
     for p in spec.participants:
-        if not p.bot.startswith("remote:") or _bot_class(p.bot[len("remote:") :]) is None:
+        if not p.bot.startswith("hosted:") or _kind(p.bot[len("hosted:") :]) is None:
+            names = [f"hosted:{n}{SUFFIX}" for n in BUILTIN_CLASSES] + [f"hosted:{NODE_STARTER}"]
             raise DemoError(
-                f"{spec_path}: participant {p.name!r} is {p.bot!r}; the demo starts only "
-                "remote built-in bots: "
-                f"{', '.join('remote:' + n + '-sdk' for n in BOT_CLASSES)}"
+                f"{spec_path}: participant {p.name!r} is {p.bot!r}; the demo submits only "
+                f"the arena's own bots: {', '.join(names)}"
             )
     return spec
 
@@ -203,46 +202,6 @@ def clear_previous(paths: Paths, tournament: str) -> None:
         paths.report.unlink()
     for folder in (paths.replays, paths.logs):
         shutil.rmtree(folder, ignore_errors=True)
-
-
-# --- the match pool ------------------------------------------------------------------
-
-
-def _nothing() -> None:
-    """A task that makes the pool start its processes (see QuietLocalExecutor)."""
-
-
-class QuietLocalExecutor(LocalExecutor):
-    """The tournament's local pool, whose processes ignore Ctrl-C.
-
-    A Ctrl-C in the terminal reaches every process of the foreground group; pool processes
-    would die mid-match with a traceback each. Started while SIGINT is ignored they inherit
-    that (Python keeps an inherited SIG_IGN), and the demo stops them itself, in order.
-    """
-
-    def _get_pool(self) -> cf.ProcessPoolExecutor:
-        if self._pool is not None:
-            return self._pool
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            pool = super()._get_pool()
-            # Processes start on submit: start all of them now, while SIGINT is ignored.
-            for future in [pool.submit(_nothing) for _ in range(self.workers)]:
-                future.result()
-        finally:
-            signal.signal(signal.SIGINT, previous)
-        return pool
-
-
-def _stop_pool_processes(timeout: float = 20.0) -> None:
-    """Let the pool's processes finish the matches they are playing (the services are still
-    up, so those results are real and are kept), then stop any that is still busy."""
-    deadline = time.monotonic() + timeout
-    for child in multiprocessing.active_children():
-        child.join(max(0.0, deadline - time.monotonic()))
-    for child in multiprocessing.active_children():
-        child.terminate()
-        child.join(5)
 
 
 # --- running -------------------------------------------------------------------------
@@ -317,6 +276,7 @@ def leaderboard_text(url: str, tournament: str) -> tuple[str, int]:
         compute_leaderboard,
         format_table,
         load_records,
+        luck_summary,
         unbounded_note,
     )
     from arena.tournament.store import ResultStore
@@ -325,7 +285,8 @@ def leaderboard_text(url: str, tournament: str) -> tuple[str, int]:
         records = load_records(store, tournament)
     rows = compute_leaderboard(records)
     note = unbounded_note(rows)
-    return format_table(rows) + (f"\n{note}" if note else ""), len(records)
+    luck = luck_summary(records).line()
+    return format_table(rows) + (f"\n{note}" if note else "") + f"\n{luck}", len(records)
 
 
 def write_report(url: str, tournament: str, out: Path) -> None:
@@ -338,40 +299,79 @@ def write_report(url: str, tournament: str, out: Path) -> None:
 
 
 def start_services(
-    spec: TournamentSpec, paths: Paths, runtime: Path, say: Say, services: list[Service]
+    paths: Paths, runtime: Path, workers: int, say: Say, services: list[Service]
 ) -> tuple[RedisProcess, GatewayProcess]:
-    """Redis, the gateway and one bot process per participant, in that order."""
+    """Redis, the gateway keeping hosted bots, and the Celery workers, in that order."""
     redis = RedisProcess.start(runtime / "redis", paths.logs / "redis.log")
     services.append(redis)
-    say(f"  redis     {redis.url}  (private: no persistence, stopped at the end)")
+    say(f"  redis     {redis.url}  (private broker: no persistence, stopped at the end)")
     token = "org_" + secrets.token_urlsafe(24)
     gateway = GatewayProcess.start(
         db_path=runtime / "gateway.sqlite3",
         log_path=paths.logs / "gateway.log",
         organiser_token=token,
-        routing_url=redis.url,
+        extra=["--store", paths.url],
     )
     services.append(gateway)
-    say(f"  gateway   {gateway.address}  (arena serve --routing {redis.url})")
-    bots: list[Service] = []
-    names = [p.bot[len("remote:") :] for p in spec.participants]
-    for name in names:
-        bot_class = _bot_class(name)
-        assert bot_class is not None  # checked with the spec
-        bot = BotProcess.start(
-            name=name,
-            bot_ref=bot_class,
-            server=gateway.address,
-            token=gateway.register(name),
-            log_path=paths.logs / f"bot-{name}.log",
-        )
-        services.append(bot)
-        bots.append(bot)
-    gateway.wait_instances(names, bots=bots)
-    width = max(len(n) for n in names)
-    for name in names:
-        say(f"  bot       {name:<{width}}  thousand-bot run {_bot_class(name)}  (connected)")
+    say(f"  gateway   {gateway.address}  (arena serve --store {_shorten(paths.db)}: keeps "
+        "hosted bots, checks new versions)")
+    worker = WorkerProcess.start(broker=redis.url, log_path=paths.logs / "worker.log",
+                                 concurrency=workers)
+    services.append(worker)
+    say(f"  workers   arena worker --broker {redis.url} --concurrency {workers}  (ready)")
     return redis, gateway
+
+
+def submit_bots(spec: TournamentSpec, gateway: GatewayProcess, folders: Path,
+                say: Say) -> None:
+    """Register each hosted bot, submit its folder with its own token, and wait until
+    every version has passed its check match."""
+    import grpc
+    from thousand_bot.proto.thousand.v1 import hosted_pb2, hosted_pb2_grpc
+
+    from arena.hosted.bundle import pack
+
+    names = [p.bot[len("hosted:") :] for p in spec.participants]
+    width = max(len(n) for n in names)
+    tokens: dict[str, str] = {}
+    with grpc.insecure_channel(gateway.address) as channel:
+        stub = hosted_pb2_grpc.HostedServiceStub(channel)
+        for name in names:
+            kind = _kind(name)
+            assert kind is not None  # checked with the spec
+            folder = (node_starter_folder(folders) if kind == NODE_STARTER
+                      else builtin_folder(kind, folders))
+            bundle = pack(folder)
+            tokens[name] = gateway.register(name)
+            data = gzip.compress(bundle.data, mtime=0)
+            parts = [hosted_pb2.SubmitBotRequest(
+                header=hosted_pb2.SubmitHeader(name=name, filename="bot.tar.gz"))]
+            parts += [hosted_pb2.SubmitBotRequest(chunk=data[i:i + (256 << 10)])
+                      for i in range(0, len(data), 256 << 10)]
+            stub.SubmitBot(iter(parts), metadata=_bearer(tokens[name]), timeout=60)
+        deadline = time.monotonic() + CHECK_TIMEOUT_S
+        pending = list(names)
+        while pending:
+            for name in list(pending):
+                [v] = stub.ListVersions(hosted_pb2.ListVersionsRequest(name=name),
+                                        metadata=_bearer(tokens[name]), timeout=10).versions
+                if v.status == "checking":
+                    continue
+                pending.remove(name)
+                verdict = "check passed" if v.status == "passed" else f"{v.status}: {v.reason}"
+                say(f"  bot       {name:<{width}}  hosted {v.runtime:<6} version "
+                    f"{v.hash[:12]}, {v.files} files  {verdict}")
+                if v.status != "passed":
+                    raise DemoError(f"hosted bot {name} did not pass its check: {v.reason}")
+            if pending and time.monotonic() > deadline:
+                raise DemoError(f"the checks of {', '.join(pending)} did not finish within "
+                                f"{CHECK_TIMEOUT_S:.0f} s (see the gateway's log)")
+            if pending:
+                time.sleep(0.3)
+
+
+def _bearer(token: str) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {token}")]
 
 
 def run_demo(args: argparse.Namespace, say: Say) -> int:
@@ -392,24 +392,26 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
     sets = spec.sets or 1
     say(
         f"Thousand Arena demo: {spec.name}, a duplicate round robin of "
-        f"{', '.join(p.name for p in spec.participants)} as remote bots"
+        f"{', '.join(p.name for p in spec.participants)} as hosted bots"
     )
     say(
-        f"  rules {spec.preset}, seed {spec.seed!r}, {sets} sets x "
-        f"{games // sets} seatings = {games} games, at most {spec.max_deals} deals each"
+        f"  rules {spec.preset}, seed {spec.seed!r}, {sets} sets of one group each = "
+        f"{games} games, at most {spec.max_deals} deals each"
     )
     begun = time.monotonic()
     services: list[Service] = []
     runtime = Path(tempfile.mkdtemp(prefix="arena-demo-"))
-    executor: QuietLocalExecutor | None = None
+    executor: CeleryExecutor | None = None
     interrupted = False
     finished = False
+    workers = args.workers or 2
     try:
-        redis, gateway = start_services(spec, paths, runtime, say, services)
+        redis, gateway = start_services(paths, runtime, workers, say, services)
+        submit_bots(spec, gateway, runtime / "bots", say)
         spec = load_demo_spec(args, paths, redis.url)
-        workers = spec.executor.workers
-        say(f"  matches   local pool of {workers} processes, through Redis to the gateway")
-        executor = QuietLocalExecutor(workers, redis.url)
+        say("  matches   on the Celery workers: each hosted seat a sandboxed process "
+            "(arena doctor says which isolation)")
+        executor = CeleryExecutor(broker=redis.url, poll_s=0.1)
         progress = Progress(spec.name)
         summary = run_tournament(spec, executor=executor, progress=progress)
         progress.set_total(progress.done)
@@ -423,7 +425,8 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
 
         table, rated = leaderboard_text(paths.url, spec.name)
         say()
-        say(f"Leaderboard ({rated} games, seed {spec.seed!r}):")
+        say(f"Leaderboard ({rated} games, seed {spec.seed!r}; a hosted bot is rated per "
+            "version, NAME@VERSION):")
         say(table)
         say()
         write_report(paths.url, spec.name, paths.report)
@@ -436,7 +439,8 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
         say(f"replays   {_shorten(paths.replays)}/   {count} files, {verdict}")
         if first is not None:
             say(f"          arena replay show {_shorten(first)}")
-        say(f"logs      {_shorten(paths.logs)}/   redis, gateway and bot output")
+        say(f"hosted    arena web --db {db}   (then /hosted: versions, statuses, ratings)")
+        say(f"logs      {_shorten(paths.logs)}/   redis, gateway and worker output")
         say(f"done in {time.monotonic() - begun:.0f} s")
         if args.keep:
             _keep_running(say, redis, gateway, spec, services)
@@ -447,15 +451,15 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
     finally:
         with _no_interrupts():
             if interrupted:
-                sys.stderr.write("\narena demo: stopping: the pool, the bots, the gateway, Redis\n")
+                sys.stderr.write("\narena demo: stopping: the workers, the gateway, Redis\n")
             if executor is not None:
                 with contextlib.suppress(Exception):
-                    executor.close(wait=False)
-                _stop_pool_processes()
+                    executor.revoke_sent()
+                    executor.close()
             _stop_services(services)
             shutil.rmtree(runtime, ignore_errors=True)
             if services and not interrupted:
-                say("stopped the bots, the gateway and Redis")
+                say("stopped the workers, the gateway and Redis")
             if interrupted:
                 which = "the results" if finished else "partial results"
                 sys.stderr.write(
@@ -465,11 +469,11 @@ def run_demo(args: argparse.Namespace, say: Say) -> int:
 
 
 def _stop_services(services: list[Service]) -> None:
-    """Bots first (so nothing asks them anything), then the gateway, then Redis."""
-    bots = [s for s in services if isinstance(s, BotProcess)]
-    stop_all(bots, timeout=10)
+    """Workers first (they finish or abandon their match), then the gateway, then Redis."""
+    workers = [s for s in services if isinstance(s, WorkerProcess)]
+    stop_all(workers, timeout=30)
     for s in reversed(services):
-        if not isinstance(s, BotProcess):
+        if not isinstance(s, WorkerProcess):
             s.stop(timeout=15)
 
 
@@ -480,16 +484,16 @@ def _keep_running(
     spec: TournamentSpec,
     services: list[Service],
 ) -> None:
-    names = " ".join(p.bot for p in spec.participants)
     say()
     say("Still running (--keep); Ctrl-C stops everything:")
     say(f"  gateway          {gateway.address}")
     say(f"  organiser token  {gateway.organiser_token}")
-    say(f"  redis            {redis.url}")
+    say(f"  broker           {redis.url}")
     say("Try:")
-    say(f"  arena match --gateway {gateway.address} --token {gateway.organiser_token} {names}")
-    say(f"  arena match --routing {redis.url} {names}")
-    say(f"  ARENA_ROUTING_URL={redis.url} arena tournament run YOUR-SPEC.yaml")
+    say(f"  arena bot --gateway {gateway.address} --token {gateway.organiser_token} "
+        "register my-bot")
+    say(f"  arena bot --gateway {gateway.address} submit my-bot ./my-bot --token BOT_TOKEN")
+    say(f"  ARENA_BROKER_URL={redis.url} arena tournament run YOUR-SPEC.yaml --executor celery")
     while True:
         dead = [s for s in services if not s.alive()]
         if dead:

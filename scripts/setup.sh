@@ -29,6 +29,15 @@ apt_install() {
 }
 
 command -v redis-server >/dev/null || apt_install redis-server
+# Hosted bots: the sandbox (bubblewrap), libseccomp for its filter, the host's python3 and
+# Node.js for the runtimes, and the Node starter bot's packages.
+command -v bwrap >/dev/null || apt_install bubblewrap
+apt_install libseccomp2 python3
+command -v node >/dev/null || apt_install nodejs npm
+if [[ -f sdk/javascript/package.json ]] && [[ ! -d sdk/javascript/node_modules/@grpc/grpc-js ]]; then
+  (cd sdk/javascript && { [[ -f package-lock.json ]] && npm ci --silent --no-audit --no-fund || npm install --silent --no-audit --no-fund; })
+fi
+.venv/bin/arena runtimes install --if-stale >/dev/null
 
 if [[ $want_test -eq 1 ]]; then
   if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then

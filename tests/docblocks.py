@@ -21,6 +21,7 @@ def doc_files() -> list[Path]:
     """Every manual whose blocks are commands a reader may run."""
     files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
     files += sorted((REPO / "sdk").glob("*/README.md"))
+    files += sorted((REPO / "sdk" / "starters").glob("*/README.md"))
     return files
 
 

@@ -24,6 +24,10 @@ from workers.app import app
 #: Seconds before a match whose store was lost is tried again (the store retries for
 #: ``ARENA_DB_RETRY_S`` first, so this only follows a long outage).
 STORE_RETRY_COUNTDOWN = 10
+#: A match the platform voided (a sandbox failed) several times on this worker goes back
+#: to the queue, for this worker or another, this many seconds later, up to this often.
+PLATFORM_RETRY_COUNTDOWN = 5
+PLATFORM_RETRIES = 20
 
 
 @app.task(  # type: ignore[untyped-decorator]  # celery has no type hints
@@ -41,10 +45,18 @@ def play_match(self: Any, spec_json: str | dict[str, Any], db_url: str) -> dict[
     store that stays lost is different: the task goes back to the broker and waits, so a
     long outage costs time and no match.
     """
+    from arena.hosted.seat import PlatformFault
+
     try:
         return play_and_store(spec_json, db_url, routing_url_from_env())
     except StoreUnavailable as exc:
         raise self.retry(exc=exc, countdown=STORE_RETRY_COUNTDOWN, max_retries=None) from exc
+    except PlatformFault as exc:
+        if self.request.retries < PLATFORM_RETRIES:
+            raise self.retry(exc=exc, countdown=PLATFORM_RETRY_COUNTDOWN,
+                             max_retries=PLATFORM_RETRIES) from exc
+        _record(db_url, spec_json, exc, self.request.hostname)
+        raise
     except Exception as exc:
         try:
             match = ScheduledMatch.loads(spec_json)
@@ -83,3 +95,16 @@ def play_matches(self: Any, specs: list[str | dict[str, Any]], db_url: str) -> d
         return play_and_store_many(specs, db_url, routing_url_from_env(), on_failure=failed)
     except StoreUnavailable as exc:
         raise self.retry(exc=exc, countdown=STORE_RETRY_COUNTDOWN, max_retries=None) from exc
+
+
+def _record(db_url: str, spec_json: str | dict[str, Any], exc: BaseException,
+            hostname: str | None) -> None:
+    """Note a match that failed for good in the failures table (best effort)."""
+    try:
+        match = ScheduledMatch.loads(spec_json)
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        shared_store(db_url).record_failure(
+            match.match_id, match.tournament, detail, hostname or worker_identity()
+        )
+    except Exception:
+        pass

@@ -55,6 +55,22 @@ WEAK_HAND = 100
 RAISE_MARGIN = 15
 
 
+def keep_value(c: int, hand: int, marriage_values: Sequence[int]) -> int:
+    """How much a plain card player wants to keep card ``c`` of ``hand`` (lower goes
+    first): its points, an ace and a guarded ten more, a marriage half much more, and a
+    little for the length of its suit (long suits may become trumps)."""
+    s, r = c >> 3, c & 7
+    suit = hand >> (8 * s) & 0xFF
+    v = _POINTS[r]
+    if r == RA:
+        v += 40
+    elif r == RT:
+        v += 25 if suit >> RA & 1 else 3
+    elif r in (RK, RQ) and suit >> RK & 1 and suit >> RQ & 1:
+        v += 50 + marriage_values[s] // 5
+    return v + suit.bit_count()
+
+
 def hand_mask(names: Sequence[str]) -> int:
     m = 0
     for n in names:
@@ -236,18 +252,7 @@ class GreedyBot:
     # ------------------------------------------------------------------ talon
     def keep_value(self, c: int, hand: int) -> int:
         """How much the bot wants to keep card ``c`` (lower goes first)."""
-        s, r = c >> 3, c & 7
-        suit = hand >> (8 * s) & 0xFF
-        v = _POINTS[r]
-        if r == RA:
-            v += 40
-        elif r == RT:
-            v += 25 if suit >> RA & 1 else 3
-        elif r in (RK, RQ) and suit >> RK & 1 and suit >> RQ & 1:
-            v += 50 + self.marriage_values[s] // 5
-        # Cards in a long suit are worth a little more: they may become trumps.
-        v += suit.bit_count()
-        return v
+        return keep_value(c, hand, self.marriage_values)
 
     def _exchange(self, legal: Sequence[str], hand: int) -> str:
         best: str | None = None

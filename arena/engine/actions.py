@@ -113,6 +113,8 @@ ACES_OF = tuple(_intern(ACES, c) for c in range(32))
 NINES_OF = tuple(_intern(NINES, c) for c in range(32))
 CRAWL_OF = tuple(_intern(CRAWL, c) for c in range(32))
 DISCARD_OF = tuple(_intern(DISCARD, c) for c in range(32))
+#: The play-phase actions by move number ``kind << 5 | card`` (``arena.engine.tricks``).
+MOVE_ACTIONS = PLAY_OF + MARRY_OF + HALF_OF + ACES_OF + NINES_OF + CRAWL_OF
 BANK_OF = tuple(_intern(BANK, c) for c in range(32))
 
 

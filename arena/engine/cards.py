@@ -33,6 +33,14 @@ DECK_32 = tuple(range(32))
 MASK_24 = sum(1 << c for c in DECK_24)
 MASK_32 = (1 << 32) - 1
 
+#: The king and queen of each suit (a marriage), the queen and jack (a half marriage).
+KQ = tuple((1 << (s * 8 + RK)) | (1 << (s * 8 + RQ)) for s in range(4))
+QJ = tuple((1 << (s * 8 + RQ)) | (1 << (s * 8 + RJ)) for s in range(4))
+#: The four aces, the four nines, the four queens.
+ACES_MASK = sum(1 << (s * 8 + RA) for s in range(4))
+NINES_MASK = sum(1 << (s * 8 + R9) for s in range(4))
+QUEENS_MASK = sum(1 << (s * 8 + RQ) for s in range(4))
+
 
 def card(rank: int, suit: int) -> int:
     return suit * 8 + rank
@@ -90,7 +98,12 @@ def cards_of(mask: int) -> list[int]:
 
 
 def mask_points(mask: int) -> int:
-    return sum(CARD_POINTS[c] for c in cards_of(mask))
+    total = 0
+    while mask:
+        low = mask & -mask
+        total += CARD_POINTS[low.bit_length() - 1]
+        mask ^= low
+    return total
 
 
 #: The names of the cards of one suit's byte of a mask, for every byte value: a hand or a

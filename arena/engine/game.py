@@ -1,9 +1,15 @@
-"""The game state machine: deal, auction, talon, exchange, contract, play, scoring.
+"""The game of 1000: the public face of the engine.
 
 One :class:`Game` is a whole game of 1000 played to the target score.  Dealing is an
 explicit chance step (:meth:`Game.deal`) so that search bots and tests can deal chosen
 cards; otherwise each deal's cards come from the match seed (see
 :mod:`arena.engine.shuffle`).
+
+The rules themselves live beside it, each in one place: the state of a game
+(:mod:`.state`), one module per phase of a deal (:mod:`.phases`), dispatched from the
+table below, the trick rules (:mod:`.tricks`), the end-of-deal scoring stages
+(:mod:`.scoring`) and what each seat may see (:mod:`.view`).  ``docs/house-rules.md``
+walks through adding a rule.
 
 Hands are bit masks and actions are interned objects: listing the legal actions and
 applying one costs a few microseconds, which is what lets bots search and tournaments
@@ -13,103 +19,52 @@ run millions of deals.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from . import actions as A
+from . import view
 from .actions import Action, as_action
-from .cards import (
-    CARD_NAMES,
-    CARD_POINTS,
-    DECK_24,
-    DECK_32,
-    R9,
-    RA,
-    RJ,
-    RK,
-    RQ,
-    SUIT_MASK,
-    SUIT_NAMES,
-    SUITS,
-    card_str,
-    cards_of,
-    cards_str,
-    mask_of,
-    mask_points,
-    parse_card,
-)
+from .cards import CARD_NAMES, DECK_24, DECK_32, SUITS, cards_str, mask_of, parse_card
+from .copies import copy_state, copy_tricks
 from .errors import IllegalActionError
+from .golden import golden_round_complete
+from .phases import ask, auction, blind, contract, exchange, play, sale, talon
+from .phases.base import CLOSED, Phase
 from .rules import Rules
 from .shuffle import deal_seed, shuffled
+from .state import CHANCE, OVER, PHASE_NAMES, PLAY, DealRecord, State
+from .tricks import TrickRules
+from .view import PUBLIC_TYPE, events_public, public_events, public_text
 
-# Phases.
-CHANCE, NINES, BLIND, AUCTION, SALE_OFFER, SALE, TALON_CHOICE = range(7)
-EXCHANGE, CONTRACT, TRUMP, PLAY, OVER, REDEAL = range(7, 13)
-PHASE_NAMES = (
-    "deal", "nines", "blind", "auction", "sale-offer", "sale", "talon-choice",
-    "exchange", "contract", "trump", "play", "over", "redeal",
-)  # fmt: skip
+__all__ = [
+    "PHASE_NAMES",
+    "PLAY",
+    "PUBLIC_TYPE",
+    "DealRecord",
+    "Game",
+    "events_public",
+    "golden_round_complete",
+    "public_events",
+    "public_text",
+]
 
-_PLAY = A.PLAY
-_NO_CARD = -1
-
-# Ready-made tuples of play actions for each suit and each 8-bit pattern of that suit.
-_SUIT_PLAYS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
-    tuple(tuple(A.PLAY_OF[s * 8 + r] for r in range(8) if v >> r & 1) for v in range(256))
-    for s in range(4)
+#: The phase objects by phase number (``arena.engine.state``): every decision goes to the
+#: one of the phase the game is in.
+PHASES: Final[tuple[Phase, ...]] = (
+    CLOSED,  # deal: a chance step
+    ask.AskPhase(redeal_first=True),  # nines
+    blind.BlindPhase(),
+    auction.AuctionPhase(),
+    sale.SaleOfferPhase(),
+    sale.SalePhase(),
+    talon.TalonChoicePhase(),
+    exchange.ExchangePhase(),
+    contract.ContractPhase(),
+    contract.TrumpPhase(),
+    play.PlayPhase(),
+    CLOSED,  # over
+    ask.AskPhase(redeal_first=False),  # redeal
 )
-_KQ = tuple((1 << (s * 8 + RK)) | (1 << (s * 8 + RQ)) for s in range(4))
-_QJ = tuple((1 << (s * 8 + RQ)) | (1 << (s * 8 + RJ)) for s in range(4))
-_ACES = sum(1 << (s * 8 + RA) for s in range(4))
-_NINES = sum(1 << (s * 8 + R9) for s in range(4))
-_QUEENS = sum(1 << (s * 8 + RQ) for s in range(4))
-
-
-def _plays_of(mask: int) -> list[Action]:
-    out: list[Action] = []
-    if mask & 0xFF:
-        out += _SUIT_PLAYS[0][mask & 0xFF]
-    if mask & 0xFF00:
-        out += _SUIT_PLAYS[1][(mask >> 8) & 0xFF]
-    if mask & 0xFF0000:
-        out += _SUIT_PLAYS[2][(mask >> 16) & 0xFF]
-    if mask & 0xFF000000:
-        out += _SUIT_PLAYS[3][mask >> 24]
-    return out
-
-
-def _round5(x: int) -> int:
-    """Nearest multiple of 5, halves up (62 -> 60, 63 -> 65)."""
-    return (x + 2) // 5 * 5
-
-
-class DealRecord:
-    """What happened in one deal: its cards, its actions in order, and its result.
-
-    Completed records never change, so copies of a game share them.
-    """
-
-    __slots__ = ("actions", "dealer", "deck", "events", "index", "notes", "result")
-
-    def __init__(self, index: int, dealer: int, deck: list[int]) -> None:
-        self.index = index
-        self.dealer = dealer
-        self.deck = deck
-        self.actions: list[tuple[int, Action]] = []
-        # Public happenings in order: ("action", seat, action) | ("auto", seat, action)
-        # | ("trick", winner, ((seat, card), ...), points) | ("redeal", reason)
-        # | ("marriage", seat, suit, points) | ("deal_end", deltas, scores, info)
-        self.events: list[tuple[Any, ...]] = []
-        self.notes: dict[int, str] = {}
-        self.result: dict[str, Any] | None = None
-
-    def copy(self) -> DealRecord:
-        r = DealRecord(self.index, self.dealer, self.deck)
-        r.actions = list(self.actions)
-        r.events = list(self.events)
-        r.notes = dict(self.notes)
-        r.result = self.result
-        return r
-
 
 #: The keys of :meth:`Game.observation`, in order (see docs/protocol.md).
 _OBSERVATION_TEMPLATE: dict[str, Any] = dict.fromkeys((
@@ -120,78 +75,12 @@ _OBSERVATION_TEMPLATE: dict[str, Any] = dict.fromkeys((
 ))
 
 
-class Game:
-    """A game of 1000 under a rules configuration, from the first deal to the end."""
+class Game(State):
+    """A game of 1000 under a rules configuration, from the first deal to the end.
 
-    __slots__ = (
-        "_sale_min",
-        "aces_pending",
-        "active",
-        "ask_after",
-        "ask_queue",
-        "auction_log",
-        "bank",
-        "barrel_falls",
-        "barrel_on",
-        "barrel_tries",
-        "bid",
-        "bidder",
-        "blind_mask",
-        "blind_won",
-        "bolts",
-        "chosen",
-        "concessions",
-        "contract",
-        "crawl",
-        "deal_index",
-        "dealer",
-        "deals_played",
-        "dealt",
-        "declarer",
-        "discards",
-        "exch_left",
-        "forced_declarer",
-        "forehand",
-        "given",
-        "golden",
-        "golden_done",
-        "golden_from",
-        "golden_made",
-        "hands",
-        "held",
-        "last_marriage",
-        "last_trick",
-        "lead_suit",
-        "leader",
-        "looked",
-        "marriage_points",
-        "marriages",
-        "n",
-        "no_barrel",
-        "nxt",
-        "orig_talon",
-        "passed",
-        "phase",
-        "received",
-        "records",
-        "rules",
-        "sale_queue",
-        "scores",
-        "seed",
-        "shown",
-        "spare",
-        "taken_points",
-        "talon",
-        "talon_public",
-        "talon_seen",
-        "to_act",
-        "trick",
-        "tricks_taken",
-        "trump",
-        "trump_by",
-        "unseen",
-        "winners",
-    )
+    Its fields are those of :class:`~arena.engine.state.State`."""
+
+    __slots__ = ()
 
     def __init__(
         self, rules: Rules | None = None, seed: str = "0", *, dealer: int = 0,
@@ -203,6 +92,7 @@ class Game:
             # __new__: a whole new game for every copy of a state, ten times the cost.
             return
         self.rules = rules if rules is not None else Rules("classic")
+        self.tr = TrickRules(self.rules)
         self.seed = str(seed)
         self.n = self.rules.players
         if not 0 <= dealer < self.n:
@@ -224,79 +114,11 @@ class Game:
         self.dealer = dealer
         self.deal_index = 0
         self.deals_played = 0
-        self.records: list[DealRecord] = []
-        self.winners: list[int] = []
-        self._reset_deal()
+        self.records = []
+        self.winners = []
+        self.reset_deal()
         self.phase = CHANCE
-        self.to_act: int | None = None
-
-    # ------------------------------------------------------------------ setup
-    def _reset_deal(self) -> None:
-        n = self.n
-        self.active: tuple[int, ...] = ()
-        self.nxt: list[int] = [0] * n
-        self.forehand = 0
-        self.hands = [0] * n
-        self.talon: list[int] = []
-        self.orig_talon = 0
-        self.chosen = 0
-        self.dealt = [0] * n
-        self.talon_public = False
-        self.talon_seen = 0  # bit per seat
-        self.spare = 0
-        self.bank = 0
-        self.discards = 0
-        self.auction_log: list[tuple[int, Action, bool]] = []
-        self.bid = 0
-        self.bidder = -1
-        self.passed = [False] * n
-        # Bit masks per seat: has not looked at its hand / bids blind / has looked before
-        # the auction (a seat asked about a redeal has seen its cards and cannot go blind).
-        self.unseen = 0
-        self.blind_mask = 0
-        self.looked = 0
-        self.blind_won = False
-        self.declarer = -1
-        self.contract = 0
-        self.forced_declarer = False
-        self.golden = False
-        self.given: list[tuple[int, int]] = []
-        self.received: list[list[int]] = [[] for _ in range(n)]
-        self.exch_left: list[int] = []
-        self.sale_queue: list[int] = []
-        self._sale_min = 0
-        # Redeal questions still to ask: (seat, phase NINES or REDEAL, reason); a tuple,
-        # replaced rather than changed, so that copies share it.
-        self.ask_queue: tuple[tuple[int, int, str], ...] = ()
-        self.ask_after = ""
-        self.held: list[int] = []
-        self.shown: list[tuple[int, int]] = []
-        self.trump = -1
-        self.trump_by = -1
-        self.last_marriage = 0
-        self.marriages: list[tuple[int, int, int, str]] = []
-        self.trick: list[tuple[int, int]] = []
-        self.lead_suit = -1
-        self.leader = -1
-        self.crawl = False
-        self.aces_pending = [False] * n
-        self.taken_points = [0] * n
-        self.tricks_taken = [0] * n
-        self.marriage_points = [0] * n
-        self.last_trick = -1
-
-    # ------------------------------------------------------------------ queries
-    @property
-    def _extras_possible(self) -> bool:
-        """Whether a lead may carry something other than a K-Q marriage under these rules."""
-        r = self.rules
-        return bool(r.blind_first_trick or r.half_marriage or r.ace_marriage or r.nines_marriage)
-
-    @property
-    def _absolute_cap(self) -> int:
-        """No bid can promise more than every card point and every declaration together."""
-        r = self.rules
-        return 120 + sum(r.marriage_values) + r.ace_marriage + r.nines_marriage
+        self.to_act = None
 
     @property
     def is_over(self) -> bool:
@@ -320,78 +142,11 @@ class Game:
         return [1 + sum(1 for o in key if o > key[s]) for s in range(self.n)]
 
     def copy(self) -> Game:
-        """A cheap independent copy: lists are copied, finished deal records shared.
-
-        Written out attribute by attribute: search bots copy states millions of times.
-        """
+        """A cheap independent copy: lists are copied, finished deal records shared (see
+        :mod:`.copies`: search bots copy states millions of times)."""
         g = Game(_blank=True)
-        g._sale_min = self._sale_min
-        g.aces_pending = list(self.aces_pending)
-        g.active = self.active
-        g.ask_after = self.ask_after
-        g.ask_queue = self.ask_queue
-        g.auction_log = list(self.auction_log)
-        g.bank = self.bank
-        g.barrel_falls = list(self.barrel_falls)
-        g.barrel_on = list(self.barrel_on)
-        g.barrel_tries = list(self.barrel_tries)
-        g.bid = self.bid
-        g.bidder = self.bidder
-        g.blind_mask = self.blind_mask
-        g.blind_won = self.blind_won
-        g.bolts = list(self.bolts)
-        g.chosen = self.chosen
-        g.concessions = list(self.concessions)
-        g.contract = self.contract
-        g.crawl = self.crawl
-        g.deal_index = self.deal_index
-        g.dealer = self.dealer
-        g.deals_played = self.deals_played
-        g.dealt = list(self.dealt)
-        g.declarer = self.declarer
-        g.discards = self.discards
-        g.exch_left = list(self.exch_left)
-        g.forced_declarer = self.forced_declarer
-        g.forehand = self.forehand
-        g.given = list(self.given)
-        g.golden = self.golden
-        g.golden_done = self.golden_done
-        g.golden_from = self.golden_from
-        g.golden_made = self.golden_made
-        g.hands = list(self.hands)
-        g.held = self.held
-        g.last_marriage = self.last_marriage
-        g.last_trick = self.last_trick
-        g.lead_suit = self.lead_suit
-        g.leader = self.leader
-        g.looked = self.looked
-        g.marriage_points = list(self.marriage_points)
-        g.marriages = list(self.marriages)
-        g.n = self.n
-        g.no_barrel = self.no_barrel
-        g.nxt = list(self.nxt)
-        g.orig_talon = self.orig_talon
-        g.passed = list(self.passed)
-        g.phase = self.phase
-        g.received = [list(r) for r in self.received]
-        g.records = list(self.records)
-        g.rules = self.rules
-        g.sale_queue = list(self.sale_queue)
-        g.scores = list(self.scores)
-        g.seed = self.seed
-        g.shown = list(self.shown)
-        g.spare = self.spare
-        g.taken_points = list(self.taken_points)
-        g.talon = list(self.talon)
-        g.talon_public = self.talon_public
-        g.talon_seen = self.talon_seen
-        g.to_act = self.to_act
-        g.trick = list(self.trick)
-        g.tricks_taken = list(self.tricks_taken)
-        g.trump = self.trump
-        g.trump_by = self.trump_by
-        g.unseen = self.unseen
-        g.winners = list(self.winners)
+        copy_tricks(self, g)
+        copy_state(self, g)
         if g.records and g.records[-1].result is None:
             g.records[-1] = g.records[-1].copy()
         return g
@@ -418,7 +173,7 @@ class Game:
                 raise IllegalActionError(
                     f"an explicit deck must hold each of the {len(base)} cards exactly once"
                 )
-        self._reset_deal()
+        self.reset_deal()
         rec = DealRecord(self.deal_index, self.dealer, order)
         self.records.append(rec)
         self.deal_index += 1
@@ -428,10 +183,12 @@ class Game:
         if r.dealer_sits_out:
             seats = [s for s in seats if s != d]
         self.active = tuple(seats)
+        self.nactive = len(seats)
         self.forehand = seats[0]
-        self.nxt = [0] * n
+        nxt = [0] * n
         for k, s in enumerate(seats):
-            self.nxt[s] = seats[(k + 1) % len(seats)]
+            nxt[s] = seats[(k + 1) % len(seats)]
+        self.nxt = tuple(nxt)
         h = r.hand_size
         for k, s in enumerate(seats):
             self.hands[s] = mask_of(order[k * h : (k + 1) * h])
@@ -443,568 +200,16 @@ class Game:
         self.orig_talon = 0
         for t in self.talon:
             self.orig_talon |= t
-        self._after_deal()
+        ask.after_deal(self)
 
-    def _redeal(self, reason: str) -> None:
-        """Throw the deal in and deal again from the next deal seed (same dealer)."""
-        self.records[-1].events.append(("redeal", reason))
-        self.records[-1].result = {"redeal": reason}
-        self.phase = CHANCE
-        self.to_act = None
-        limit = self.rules.max_deals
-        if limit is not None and self.deal_index >= limit:
-            # Redeals count toward the bound: passing players cannot stall a game forever.
-            self._end_at_limit()
-
-    def _end_at_limit(self) -> None:
-        top = max(self.scores)
-        self.winners = [s for s in range(self.n) if self.scores[s] == top]
-        self.phase = OVER
-        self.to_act = None
-
-    def _after_deal(self) -> None:
-        r = self.rules
-        low = r.redeal_low_hand is not None and r.redeal_low_hand_at != "exchange"
-        if low and not r.redeal_low_ask:
-            if self._low_hand_redealt():
-                return
-            low = False
-        nines = r.four_nines == "redeal-before-auction"
-        if (low or nines) and self._ask_redeal("auction", nines=nines, low_hand=low):
-            # Whoever is asked has looked at the cards: no blind bid for them.
-            for s, _, _ in self.ask_queue:
-                self.looked |= 1 << s
-            return
-        self._start_bidding()
-
-    def _low_hand_redealt(self) -> bool:
-        """The automatic low-hand redeal (``redeal_low_ask`` off): True when it happened."""
-        limit = self.rules.redeal_low_hand
-        for s in self.active:
-            if limit is not None and mask_points(self.hands[s]) < limit:
-                self._redeal(f"seat {s} holds fewer than {limit} points")
-                return True
-        return False
-
-    def _ask_redeal(self, after: str, *, nines: bool, low_hand: bool = False,
-                    low_talon: bool = False) -> bool:
-        """Queue the redeal questions due now; False when nobody is to be asked.
-
-        A seat is asked once, in seat order from forehand (the declarer first about a
-        poor talon); four nines ask in phase ``nines``, a low hand or talon in ``redeal``.
-        """
-        r = self.rules
-        q: list[tuple[int, int, str]] = []
-        if low_talon:
-            q.append((self.declarer, REDEAL,
-                      f"the talon holds fewer than {r.redeal_low_talon} points"))
-        limit = r.redeal_low_hand if low_hand else None
-        for s in self._order_from(self.forehand):
-            if q and q[0][0] == s:
-                continue
-            h = self.hands[s]
-            if nines and h & _NINES == _NINES:
-                q.append((s, NINES, f"seat {s} holds four nines"))
-            elif limit is not None and mask_points(h) < limit:
-                q.append((s, REDEAL, f"seat {s} holds fewer than {limit} points"))
-        if not q:
-            return False
-        self.ask_queue = tuple(q)
-        self.ask_after = after
-        self.phase = q[0][1]
-        self.to_act = q[0][0]
-        return True
-
-    def _order_from(self, first: int) -> list[int]:
-        """Active seats clockwise starting from ``first``."""
-        a = self.active
-        i = a.index(first)
-        return list(a[i:] + a[:i])
-
-    def _next_active(self, seat: int) -> int:
-        return self.nxt[seat]
-
-    def _start_bidding(self) -> None:
-        r = self.rules
-        if not r.auction:
-            self._start_play()
-            return
-        # The barrel player who must take the talon without an auction.
-        if r.barrel is not None and r.barrel_mode == "talon":
-            for s in self._order_from(self.forehand):
-                if self.barrel_on[s]:
-                    self._auto_declarer(s, r.barrel_min_contract)
-                    return
-        if r.golden_round and self._golden_now():
-            self.golden = True
-            self._auto_declarer(self._golden_seat(), 120)
-            return
-        if r.blind_bid:
-            fh = self.forehand
-            if r.blind_by == "anyone":
-                may = 0
-                for s in self.active:
-                    if self._may_blind(s):
-                        may |= 1 << s
-                self.unseen = may & ~self.looked
-            elif self._may_blind(fh) and not self.looked >> fh & 1:
-                self.unseen = 1 << fh
-            if self.unseen >> fh & 1:
-                self.phase = BLIND
-                self.to_act = fh
-                return
-        self._open_auction()
-
-    def _golden_seat(self) -> int:
-        """Who plays the golden deal: the dealer, or forehand when the dealer sits out."""
-        return self.dealer if self.dealer in self.active else self.forehand
-
-    def _golden_now(self) -> bool:
-        if self.rules.golden_round_count == "deals":
-            return self.deals_played - self.golden_from < len(self.active)
-        # 003 l.67: every player on his own deal, so a seat whose golden deal was conceded
-        # (and is dealt again by the same dealer) still has it to play.
-        return not self.golden_done >> self._golden_seat() & 1
-
-    def _turn(self, seat: int) -> None:
-        """Give ``seat`` the turn in the auction: a seat that has not looked at its hand
-        yet first chooses ``look`` or a blind bid (it looks by itself when no blind bid is
-        left to make)."""
-        self.to_act = seat
-        bit = 1 << seat
-        if self.unseen & bit and not self.blind_mask & bit:
-            if self._blind_actions(seat):
-                self.phase = BLIND
-                return
-            self.unseen &= ~bit
-        self.phase = AUCTION
-
-    def _auto_declarer(self, seat: int, contract: int) -> None:
-        self.declarer = seat
-        self.contract = contract
-        self.bid = contract
-        self.bidder = seat
-        self.forced_declarer = True
-        self.records[-1].events.append(("auto", seat, A.bid(contract)))
-        self._talon_stage()
-
-    def _may_blind(self, seat: int) -> bool:
-        r = self.rules
-        if r.blind_min_score is not None and self.scores[seat] < r.blind_min_score:
-            return False
-        return not (r.minus_may_not_bid is not None and self.scores[seat] <= r.minus_may_not_bid)
-
-    def _opener(self) -> int:
-        return self.dealer if self.rules.opener == "dealer" else self.forehand
-
-    def _open_auction(self) -> None:
-        r = self.rules
-        self.phase = AUCTION
-        opener = self._opener()
-        if r.forced_bid and not self._may_bid(opener):
-            # 003: a player at the floor "always passes"; the forced bid moves on clockwise.
-            for s in self._order_from(opener)[1:]:
-                if self._may_bid(s):
-                    opener = s
-                    break
-            else:
-                self._redeal("nobody may bid")
-                return
-        if r.forced_bid:
-            forced = A.bid(r.opening_bid)
-            self.bid = r.opening_bid
-            self.bidder = opener
-            self.auction_log.append((opener, forced, True))
-            self.records[-1].events.append(("auto", opener, forced))
-            nxt = self._next_bidder(opener)
-            if nxt is None:
-                self.to_act = None
-                self._end_auction()
-            elif self.unseen:
-                self._turn(nxt)
-            else:
-                self.to_act = nxt
-        elif self.unseen:
-            self._turn(opener)
-        else:
-            self.to_act = opener
-
-    # ------------------------------------------------------------------ auction helpers
-    def _may_bid(self, seat: int) -> bool:
-        floor = self.rules.minus_may_not_bid
-        return floor is None or self.scores[seat] > floor
-
-    def _bid_cap(self, seat: int) -> int:
-        r = self.rules
-        cap = self._absolute_cap
-        hand = self.hands[seat]
-        if r.bid_limit_plain is not None:
-            held = 0
-            for s in range(4):
-                if hand & _KQ[s] == _KQ[s]:
-                    held += r.marriage_values[s]
-            if not held:
-                cap = r.bid_limit_plain
-            elif r.bid_cap_marriages:
-                cap = r.bid_limit_plain + held
-        if r.bid_max is not None:
-            cap = min(cap, r.bid_max)
-        return cap
-
-    def _min_bid(self) -> int:
-        return self.bid + self.rules.bid_step if self.bidder >= 0 else self.rules.opening_bid
-
-    def _next_bidder(self, seat: int) -> int | None:
-        """The next seat clockwise that has not passed, or None when the auction is over."""
-        s = seat
-        for _ in range(len(self.active)):
-            s = self._next_active(s)
-            if s == self.bidder:
-                # Everyone else passed since the high bid.
-                return None
-            if not self.passed[s]:
-                return s
-        return None
-
-    def _auction_over(self) -> bool:
-        live = [s for s in self.active if not self.passed[s]]
-        if self.bidder < 0:
-            return not live
-        return live == [self.bidder] or not live
-
-    def _end_auction(self) -> None:
-        r = self.rules
-        if self.bidder < 0:
-            self._redeal("everybody passed")
-            return
-        self.declarer = self.bidder
-        self.contract = self.bid
-        if self.blind_mask >> self.declarer & 1:
-            self.blind_won = True
-        self.blind_mask = 0
-        self.unseen = 0
-        if (
-            r.redeal_low_talon is not None
-            and not r.redeal_low_ask
-            and r.forced_bid
-            and self.contract == r.opening_bid
-            and mask_points(self.talon[0]) < r.redeal_low_talon
-        ):
-            self._redeal(f"the talon holds fewer than {r.redeal_low_talon} points")
-            return
-        self._talon_stage()
-
-    # ------------------------------------------------------------------ talon
-    def _talon_stage(self) -> None:
-        r = self.rules
-        if r.exchange == "none":
-            self._start_play()
-            return
-        if r.talons == 2:
-            self.phase = TALON_CHOICE
-            self.to_act = self.declarer
-            return
-        if r.talon_public and not self._talon_hidden():
-            self.talon_public = True
-        self.talon_seen |= 1 << self.declarer
-        if r.sale and not self.forced_declarer:
-            self.phase = SALE_OFFER
-            self.to_act = self.declarer
-            return
-        if r.rebuy and self.talon_public and not self.forced_declarer:
-            self._open_sale(rebuy=True)
-            return
-        self._take_talon()
-
-    def _talon_hidden(self) -> bool:
-        """Whether a talon that is normally shown stays with the declarer this time."""
-        r = self.rules
-        if self.blind_won and r.blind_hides_talon:
-            return True
-        # 003 l.57: a talon taken at the bid of 100 is not shown.
-        return (r.hide_talon_at_opening and not self.forced_declarer
-                and self.contract == r.opening_bid)
-
-    def _open_sale(self, rebuy: bool) -> None:
-        r = self.rules
-        q = self._order_from(self.declarer)[1:]
-        if r.minus_may_not_bid is not None:
-            q = [s for s in q if self.scores[s] > r.minus_may_not_bid]
-        self.sale_queue = q
-        self._sale_min = (self.contract // 120 + 1) * 120 if rebuy else self.contract + r.bid_step
-        if not q:
-            self._take_talon()
-            return
-        self.phase = SALE
-        self.to_act = q[0]
-
-    def _take_talon(self) -> None:
-        r = self.rules
-        d = self.declarer
-        t = self.talon[self.chosen]
-        self.hands[d] |= t
-        self.received[d].extend(cards_of(t))
-        # 003 l.43: the declarer who got the talon at the forced 100 may cancel the auction
-        # when the talon is poor (not after raising the bid himself).
-        low_talon = (
-            r.redeal_low_talon is not None
-            and r.redeal_low_ask
-            and r.forced_bid
-            and not self.forced_declarer
-            and self.contract == r.opening_bid
-            and mask_points(t) < r.redeal_low_talon
-        )
-        nines = r.four_nines == "redeal-after-talon"
-        if (low_talon or nines) and self._ask_redeal("exchange", nines=nines,
-                                                     low_talon=low_talon):
-            return
-        self._start_exchange()
-
-    def _start_exchange(self) -> None:
-        r = self.rules
-        d = self.declarer
-        if r.exchange == "give":
-            self.exch_left = [s for s in self._order_from(d)[1:]]
-        elif r.exchange == "discard":
-            self.exch_left = [-1] * r.talon_size
-        else:  # bank: one card to the opponent, one to the bank
-            self.exch_left = [self._next_active(d), -2]
-        self.phase = EXCHANGE
-        self.to_act = d
-
-    def _after_exchange(self) -> None:
-        r = self.rules
-        low = r.redeal_low_hand is not None and r.redeal_low_hand_at != "deal"
-        if low and not r.redeal_low_ask:
-            if self._low_hand_redealt():
-                return
-            low = False
-        nines = r.four_nines == "redeal-after-exchange"
-        if (low or nines) and self._ask_redeal("contract", nines=nines, low_hand=low):
-            return
-        self._start_contract()
-
-    def _start_contract(self) -> None:
-        r = self.rules
-        barrel_forced = self.forced_declarer and not self.golden
-        if r.raise_contract and not barrel_forced:
-            self.phase = CONTRACT
-            self.to_act = self.declarer
-            return
-        self._start_trump()
-
-    def _start_trump(self) -> None:
-        if self.rules.fixed_trump:
-            self.phase = TRUMP
-            self.to_act = self.declarer
-            return
-        self._start_play()
-
-    # ------------------------------------------------------------------ play helpers
-    def _start_play(self) -> None:
-        r = self.rules
-        if r.first_lead == "declarer" and self.declarer >= 0:
-            lead = self.declarer
-        elif r.first_lead == "dealer" and self.dealer in self.active:
-            lead = self.dealer
-        else:
-            lead = self.forehand
-        self.phase = PLAY
-        self.leader = lead
-        self.to_act = lead
-        self.held = list(self.hands)
-
-    def _may_marry(self, seat: int, hand: int) -> bool:
-        r = self.rules
-        if r.marriage_needs_trick and not self.tricks_taken[seat]:
-            return False
-        return not (r.marriage_min_cards and hand.bit_count() < r.marriage_min_cards)
-
-    def _play_mask(self, seat: int) -> int:
-        """Cards ``seat`` may play (as plain plays) in the trick in progress."""
-        hand = self.hands[seat]
-        if not self.trick:
-            if self.aces_pending[seat] and hand & _ACES:
-                return hand & _ACES
-            if self.rules.trump_lead_restricted and seat == self.trump_by and self.trump >= 0:
-                rest = hand & ~SUIT_MASK[self.trump]
-                if rest:
-                    return rest
-            return hand
-        if self.crawl:
-            return hand
-        m = hand & SUIT_MASK[self.lead_suit]
-        if m:
-            return m
-        if self.rules.must_trump and self.trump >= 0:
-            m = hand & SUIT_MASK[self.trump]
-            if m:
-                return m
-        return hand
-
-    def _lead_extras(self, seat: int) -> list[Action]:
-        """Marriage declarations (and crawling) open to the leader."""
-        r = self.rules
-        hand = self.hands[seat]
-        out: list[Action] = []
-        first_trick = not any(self.tricks_taken)
-        if r.blind_first_trick and first_trick and seat == self.declarer:
-            out += [A.CRAWL_OF[c] for c in cards_of(hand)]
-        if self.aces_pending[seat] and hand & _ACES:
-            return out
-        if not self._may_marry(seat, hand):
-            return out
-        allowed = self._play_mask(seat)
-        mv = r.marriage_values
-        for s in range(4):
-            if hand & _KQ[s] == _KQ[s] and (not r.marriage_ascending or mv[s] > self.last_marriage):
-                for rank in (RK, RQ):
-                    c = s * 8 + rank
-                    if allowed >> c & 1:
-                        out.append(A.MARRY_OF[c])
-            if (
-                r.half_marriage
-                and hand & _QJ[s] == _QJ[s]
-                and (not r.marriage_ascending or mv[s] // 2 > self.last_marriage)
-            ):
-                for rank in (RQ, RJ):
-                    c = s * 8 + rank
-                    if allowed >> c & 1:
-                        out.append(A.HALF_OF[c])
-        if r.ace_marriage and hand & _ACES == _ACES:
-            out += [A.ACES_OF[c] for c in cards_of(_ACES & allowed)]
-        if r.nines_marriage and hand & _NINES == _NINES:
-            out += [A.NINES_OF[c] for c in cards_of(_NINES & allowed)]
-        return out
-
-    # ------------------------------------------------------------------ legal actions
+    # ------------------------------------------------------------------ decisions
     def legal_actions(self) -> list[Action]:
         """Every action the seat to act may take now, in a stable order."""
-        ph = self.phase
         p = self.to_act
-        if ph == PLAY:
-            assert p is not None
-            if self.trick:
-                return _plays_of(self._play_mask(p))
-            out = _plays_of(self._play_mask(p))
-            h = self.hands[p]
-            if h & (h >> 1) & _QUEENS or self._extras_possible:
-                out += self._lead_extras(p)
-            return out
         if p is None:
             return []
-        r = self.rules
-        if ph == AUCTION:
-            return self._auction_actions(p)
-        if ph == EXCHANGE:
-            hand = self.hands[p]
-            out = []
-            if r.concede and self._may_concede(p) and len(self.exch_left) == self._exch_total():
-                out.append(A.CONCEDE_ACTION)
-            cards = cards_of(hand)
-            for target in sorted(set(self.exch_left)):
-                if target == -1:
-                    out += [A.DISCARD_OF[c] for c in cards]
-                elif target == -2:
-                    out += [A.BANK_OF[c] for c in cards]
-                else:
-                    out += [A.GIVE_OF[c][target] for c in cards]
-            return out
-        if ph == CONTRACT:
-            out = list(A.value_range(A.CONTRACT, self.contract, self._contract_cap(), r.bid_step))
-            if r.concede and self._may_concede(p):
-                out.append(A.CONCEDE_ACTION)
-            return out
-        if ph == TALON_CHOICE:
-            return [A.talon(k + 1) for k in range(len(self.talon))]
-        if ph == NINES:
-            return [A.REDEAL_ACTION, A.PASS_ACTION]
-        if ph == REDEAL:
-            # Declining comes first: what a bot without an opinion picks.
-            return [A.PASS_ACTION, A.REDEAL_ACTION]
-        if ph == BLIND:
-            return [A.LOOK_ACTION, *self._blind_actions(p)]
-        if ph == SALE_OFFER:
-            return [A.SELL_ACTION, A.KEEP_ACTION]
-        if ph == SALE:
-            cap = self._bid_cap(p) if not self.talon_public else self._bid_cap_with_talon(p)
-            step = 120 if r.rebuy else r.bid_step
-            return [A.PASS_ACTION] + [A.buy(v) for v in range(self._sale_min, cap + 1, step)]
-        if ph == TRUMP:
-            return [A.trump(s) for s in range(4)]
-        return []
+        return PHASES[self.phase].legal(self, p)
 
-    def _exch_total(self) -> int:
-        r = self.rules
-        if r.exchange == "give":
-            return len(self.active) - 1
-        if r.exchange == "discard":
-            return r.talon_size
-        return 2
-
-    def _may_concede(self, seat: int) -> bool:
-        r = self.rules
-        lim = r.concede_limit
-        if lim is not None and self.concessions[seat] >= lim:
-            return False
-        if r.concede_free_on_barrel and r.concede_free_in_golden:
-            return True
-        # 003 l.49/50: a concession that costs nothing may be barred while a player sits
-        # on the barrel or in the golden round.
-        free = not r.concede_declarer_loses and not (
-            lim is not None and self.concessions[seat] + 1 >= lim and r.concede_limit_penalty
-        )
-        if not free:
-            return True
-        if not r.concede_free_on_barrel and any(self.barrel_on):
-            return False
-        return r.concede_free_in_golden or not self.golden
-
-    def _contract_cap(self) -> int:
-        return max(self.contract, self._bid_cap(self.declarer))
-
-    def _blind_cap(self) -> int:
-        r = self.rules
-        cap = r.bid_limit_plain if r.bid_limit_plain is not None else self._absolute_cap
-        if r.bid_max is not None:
-            cap = min(cap, r.bid_max)
-        return cap
-
-    def _blind_actions(self, p: int) -> tuple[Action, ...]:
-        """The blind bids open to ``p`` now (before the auction opens: forehand's first
-        choice, made before the forced bid is placed)."""
-        r = self.rules
-        if self.auction_log:
-            lo = self._min_bid()
-        else:
-            lo = r.opening_bid
-            if r.forced_bid and self._opener() != p:
-                lo += r.bid_step
-        top = self._blind_cap()
-        fixed = r.blind_fixed_bid
-        if fixed is not None:
-            return (A.blind(fixed),) if lo <= fixed <= top else ()
-        return A.value_range(A.BLIND, lo, top, r.bid_step)
-
-    def _bid_cap_with_talon(self, seat: int) -> int:
-        """A buyer's ceiling counts the marriages it could hold with the talon."""
-        saved = self.hands[seat]
-        self.hands[seat] = saved | self.talon[0]
-        try:
-            return self._bid_cap(seat)
-        finally:
-            self.hands[seat] = saved
-
-    def _auction_actions(self, p: int) -> list[Action]:
-        r = self.rules
-        out = [A.PASS_ACTION]
-        if r.minus_may_not_bid is not None and self.scores[p] <= r.minus_may_not_bid:
-            return out
-        if self.blind_mask >> p & 1:
-            return out + list(self._blind_actions(p))
-        return out + list(A.value_range(A.BID, self._min_bid(), self._bid_cap(p), r.bid_step))
-
-    # ------------------------------------------------------------------ apply
     def apply(self, action: Action | str) -> None:
         """Apply the action of the seat to act.
 
@@ -1013,88 +218,13 @@ class Game:
         """
         a = action if type(action) is Action else as_action(action)
         p = self.to_act
-        if a.kind == _PLAY and self.phase == PLAY:
-            assert p is not None
-            if not (self._play_mask(p) >> a.card & 1):
-                raise IllegalActionError(self._why(a))
-            rec = self.records[-1]
-            rec.actions.append((p, a))
-            rec.events.append(("action", p, a))
-            self._play_card(p, a.card)
-            return
-        if p is None or a not in self.legal_actions():
+        phase = PHASES[self.phase]
+        if p is None or not phase.allows(self, p, a):
             raise IllegalActionError(self._why(a))
         rec = self.records[-1]
         rec.actions.append((p, a))
         rec.events.append(("action", p, a))
-        k = a.kind
-        ph = self.phase
-        r = self.rules
-        if ph == PLAY:
-            self._declare(p, a)
-            self._play_card(p, a.card)
-        elif ph == AUCTION:
-            self._apply_auction(p, a)
-        elif ph == EXCHANGE:
-            self._apply_exchange(p, a)
-        elif ph == CONTRACT:
-            if k == A.CONCEDE:
-                self._concede(p)
-            else:
-                self.contract = a.value
-                self._start_trump()
-        elif ph == TALON_CHOICE:
-            idx = a.value - 1
-            self.chosen = idx
-            if r.talon_public and not self._talon_hidden():
-                self.talon_public = True
-            self.talon_seen |= 1 << p
-            self.spare = self.talon[1 - idx]
-            if r.exchange == "bank":
-                self.bank |= self.spare
-            self._take_talon()
-        elif ph in (NINES, REDEAL):
-            self._apply_ask(p, a)
-        elif ph == BLIND:
-            bit = 1 << p
-            if k == A.LOOK:
-                self.unseen &= ~bit
-                if self.auction_log:
-                    self.phase = AUCTION  # the same seat now bids having seen its cards
-                else:
-                    self._open_auction()
-            elif self.auction_log:
-                self.blind_mask |= bit
-                self.phase = AUCTION
-                self._apply_auction(p, a)
-            else:
-                self.blind_mask |= bit
-                self.phase = AUCTION
-                opener = self._opener()
-                if r.forced_bid and opener != p:
-                    forced = A.bid(r.opening_bid)
-                    self.auction_log.append((opener, forced, True))
-                    self.records[-1].events.append(("auto", opener, forced))
-                self.bid = a.value
-                self.bidder = p
-                self.auction_log.append((p, a, False))
-                nxt = self._next_bidder(p)
-                if nxt is None:
-                    self.to_act = None
-                    self._end_auction()
-                else:
-                    self._turn(nxt)
-        elif ph == SALE_OFFER:
-            if k == A.SELL:
-                self._open_sale(rebuy=False)
-            else:
-                self._take_talon()
-        elif ph == SALE:
-            self._apply_sale(p, a)
-        elif ph == TRUMP:
-            self.trump = a.value
-            self.trump_by = p
-            self._start_play()
+        phase.apply(self, p, a)
 
     def _why(self, a: Action) -> str:
         """Explain why an action is illegal (only called on the error path)."""
@@ -1103,529 +233,14 @@ class Game:
             return "the game is over"
         if self.phase == CHANCE or p is None:
             return "the next step is dealing (call deal()), not a decision"
-        ph = PHASE_NAMES[self.phase]
         if a.kind in A.CARD_KINDS and a.card >= 0 and not (self.hands[p] >> a.card & 1):
             return f"{a}: seat {p} does not hold {CARD_NAMES[a.card]}"
-        if self.phase == PLAY and a.kind in A.PLAY_KINDS:
-            if a.kind != A.PLAY and self.trick:
-                return f"{a}: a marriage is declared only when leading"
-            if self.trick and not self.crawl:
-                led = SUIT_NAMES[self.lead_suit]
-                if self.hands[p] & SUIT_MASK[self.lead_suit]:
-                    return f"{a}: must follow the led suit ({led})"
-                if self.rules.must_trump and self.trump >= 0:
-                    return f"{a}: void in {led}, must play a trump ({SUIT_NAMES[self.trump]})"
-            if self.aces_pending[p] and self.hands[p] & _ACES and not (_ACES >> a.card & 1):
-                return f"{a}: after declaring the aces, the aces are led one after another"
-            if (
-                not self.trick
-                and self.rules.trump_lead_restricted
-                and p == self.trump_by
-                and a.card >> 3 == self.trump
-                and self.hands[p] & ~SUIT_MASK[self.trump]
-            ):
-                return (
-                    f"{a}: the player who declared the trump may not lead trumps "
-                    "while holding other suits"
-                )
-            if a.kind == A.PLAY:
-                return f"{a}: not legal now"
-            if self.aces_pending[p]:
-                return f"{a}: after declaring the aces, the aces are led one after another"
-            if a.kind == A.MARRY:
-                return f"{a}: no marriage may be declared now ({self._marriage_rule(p)})"
-            if a.kind == A.CRAWL:
-                return f"{a}: only the declarer may crawl, on the first trick"
-            return f"{a}: not legal now ({self._marriage_rule(p)})"
-        if self.phase in (AUCTION, BLIND) and a.kind in (A.BID, A.BLIND):
-            floor = self.rules.minus_may_not_bid
-            if floor is not None and self.scores[p] <= floor:
-                return f"{a}: a player at {self.scores[p]} (at or below {floor}) may not bid"
-            lo = self._min_bid()
-            if a.value < lo:
-                return f"{a}: the bid must be at least {lo}"
-            if a.value % self.rules.bid_step:
-                return f"{a}: bids go in steps of {self.rules.bid_step}"
-            if a.kind == A.BID and self.blind_mask >> p & 1:
-                return f"{a}: seat {p} bids blind and has not looked at the hand"
-            if a.kind == A.BLIND and not self.unseen >> p & 1:
-                if self.rules.blind_by == "forehand":
-                    return f"{a}: only forehand may bid blind, before looking"
-                return f"{a}: only a player who has not looked at the hand may bid blind"
-            fixed = self.rules.blind_fixed_bid
-            if a.kind == A.BLIND and fixed is not None and a.value != fixed:
-                return f"{a}: a blind bid is exactly {fixed}"
-            cap = self._bid_cap(p) if a.kind == A.BID else self._blind_cap()
-            return f"{a}: above the highest bid allowed for this hand ({cap})"
-        if a.kind == A.CONTRACT and self.phase == CONTRACT:
-            if a.value < self.contract:
-                return f"{a}: the contract can only be raised, not lowered below {self.contract}"
-            return f"{a}: above the highest contract allowed ({self._contract_cap()})"
+        reason = PHASES[self.phase].why(self, p, a)
+        if reason:
+            return reason
         if a.kind == A.CONCEDE:
-            r = self.rules
-            if not r.concede:
-                return "concede: these rules do not allow conceding"
-            if self.phase in (EXCHANGE, CONTRACT) and p == self.declarer:
-                if r.concede_limit is not None and self.concessions[p] >= r.concede_limit:
-                    return f"concede: seat {p} has conceded {r.concede_limit} time(s) already"
-                if not self._may_concede(p):
-                    where = ("in the golden round" if self.golden
-                             else "while a player sits on the barrel")
-                    return f"concede: a concession that costs nothing is not allowed {where}"
-            return "concede: only the declarer, after the talon and before giving cards"
-        if a.kind == A.GIVE and self.phase == EXCHANGE:
-            return f"{a}: seat {a.target} cannot receive a card now"
-        return f"{a}: not legal in phase {ph} for seat {p}"
-
-    def _marriage_rule(self, p: int) -> str:
-        r = self.rules
-        if r.marriage_needs_trick and not self.tricks_taken[p]:
-            return "a marriage needs a trick taken first"
-        if r.marriage_min_cards and self.hands[p].bit_count() < r.marriage_min_cards:
-            return f"a marriage needs at least {r.marriage_min_cards} cards in hand"
-        if r.marriage_ascending:
-            return f"each marriage must be worth more than {self.last_marriage}"
-        return "the king and queen of one suit are needed"
-
-    # ------------------------------------------------------------------ auction apply
-    def _apply_auction(self, p: int, a: Action) -> None:
-        r = self.rules
-        self.auction_log.append((p, a, False))
-        if a.kind == A.PASS:
-            self.passed[p] = True
-            if self.unseen:
-                # A seat that passes looks at its cards.
-                self.blind_mask &= ~(1 << p)
-                self.unseen &= ~(1 << p)
-        else:
-            prev = self.bidder
-            if (
-                self.blind_mask
-                and prev >= 0
-                and prev != p
-                and self.blind_mask >> prev & 1
-                and r.blind_outbid == "look"
-            ):
-                # 003 l.53: an outbid blind bidder looks and bids on as usual, not doubled.
-                self.blind_mask &= ~(1 << prev)
-                self.unseen &= ~(1 << prev)
-            self.bid = a.value
-            self.bidder = p
-            if r.show_marriage and r.bid_limit_plain is not None and a.value > r.bid_limit_plain:
-                for s in range(4):
-                    if self.hands[p] & _KQ[s] == _KQ[s] and (p, s) not in self.shown:
-                        self.shown.append((p, s))
-        if self._auction_over():
-            self._end_auction()
-            return
-        nxt = self._next_bidder(p)
-        if nxt is None:
-            self._end_auction()
-        elif self.unseen:
-            self._turn(nxt)
-        else:
-            self.to_act = nxt
-
-    def _apply_sale(self, p: int, a: Action) -> None:
-        r = self.rules
-        self.auction_log.append((p, a, False))
-        self.sale_queue.pop(0)
-        if a.kind == A.BUY:
-            # The buyer saw its own hand: a blind contract stays blind only for its bidder.
-            self.blind_won = False
-            self.declarer = p
-            self.contract = a.value
-            self.bid = a.value
-            self.bidder = p
-            self.talon_seen |= 1 << p
-            step = 120 if r.rebuy else r.bid_step
-            self._sale_min = a.value + step
-        if self.sale_queue:
-            self.to_act = self.sale_queue[0]
-        else:
-            self._take_talon()
-
-    def _apply_ask(self, p: int, a: Action) -> None:
-        _, _, reason = self.ask_queue[0]
-        self.ask_queue = self.ask_queue[1:]
-        if a.kind == A.REDEAL:
-            self._redeal(reason)
-            return
-        if self.ask_queue:
-            self.phase = self.ask_queue[0][1]
-            self.to_act = self.ask_queue[0][0]
-            return
-        after = self.ask_after
-        if after == "auction":
-            self._start_bidding()
-        elif after == "exchange":
-            self._start_exchange()
-        else:
-            self._start_contract()
-
-    def _apply_exchange(self, p: int, a: Action) -> None:
-        if a.kind == A.CONCEDE:
-            self._concede(p)
-            return
-        c = a.card
-        self.hands[p] &= ~(1 << c)
-        if a.kind == A.GIVE:
-            self.exch_left.remove(a.target)
-            self.hands[a.target] |= 1 << c
-            self.received[a.target].append(c)
-            self.given.append((c, a.target))
-        elif a.kind == A.DISCARD:
-            self.exch_left.remove(-1)
-            self.discards |= 1 << c
-        else:
-            self.exch_left.remove(-2)
-            self.bank |= 1 << c
-        if not self.exch_left:
-            self._after_exchange()
-
-    # ------------------------------------------------------------------ play apply
-    def _declare(self, p: int, a: Action) -> None:
-        r = self.rules
-        k = a.kind
-        s = a.card >> 3
-        if k == A.CRAWL:
-            self.crawl = True
-            return
-        if k == A.MARRY:
-            value = r.marriage_values[s]
-            kind = "marriage"
-        elif k == A.HALF:
-            value = r.marriage_values[s] // 2
-            kind = "half"
-        elif k == A.ACES:
-            # 003: the trump becomes the suit of the first ace laid.
-            value = r.ace_marriage
-            self.aces_pending[p] = True
-            kind = "aces"
-            if not r.fixed_trump:
-                self.trump = s
-                self.trump_by = p
-        else:
-            value = r.nines_marriage
-            kind = "nines"
-        if kind in ("marriage", "half") and not r.fixed_trump:
-            self.trump = s
-            self.trump_by = p
-        if kind in ("marriage", "half"):
-            self.last_marriage = value
-        points = value if (not r.marriage_declarer_only or p == self.declarer) else 0
-        self.marriage_points[p] += points
-        self.marriages.append((p, s, points, kind))
-        self.records[-1].events.append(("marriage", p, s, points, kind))
-
-    def _play_card(self, p: int, c: int) -> None:
-        self.hands[p] &= ~(1 << c)
-        trick = self.trick
-        if not trick:
-            self.lead_suit = c >> 3
-        trick.append((p, c))
-        if len(trick) < len(self.active):
-            self.to_act = self.nxt[p]
-            return
-        # Resolve the trick.
-        trump = self.trump
-        win_seat, best = trick[0]
-        best_suit = best >> 3
-        for seat, card in trick[1:]:
-            s = card >> 3
-            if s == best_suit:
-                if card > best:
-                    win_seat, best = seat, card
-            elif s == trump:
-                win_seat, best, best_suit = seat, card, s
-        pts = 0
-        for _, card in trick:
-            pts += CARD_POINTS[card]
-        self.taken_points[win_seat] += pts
-        self.tricks_taken[win_seat] += 1
-        self.records[-1].events.append(("trick", win_seat, tuple(trick), pts))
-        self.trick = []
-        self.crawl = False
-        self.last_trick = win_seat
-        if self.aces_pending[win_seat] and not self.hands[win_seat] & _ACES:
-            self.aces_pending[win_seat] = False
-        if self.hands[win_seat]:
-            self.leader = win_seat
-            self.to_act = win_seat
-        else:
-            self._score_deal()
-
-    # ------------------------------------------------------------------ scoring
-    def _concede(self, p: int) -> None:
-        r = self.rules
-        n = self.n
-        deltas = [0] * n
-        self.concessions[p] += 1
-        mult = r.blind_multiplier if self.blind_won else 1
-        if r.concede_declarer_loses:
-            deltas[p] -= self.contract * mult
-        if r.concede_limit is not None and self.concessions[p] >= r.concede_limit:
-            deltas[p] -= r.concede_limit_penalty
-        if r.concede_opponents == "60":
-            each = 60
-        elif r.concede_half_round == "up":
-            each = (self.contract + 5) // 10 * 5  # half to the nearest 5, half-way up
-        else:
-            each = _round5(self.contract // 2)  # half-way down: 105 -> 52 -> 50
-        if self.blind_won and r.blind_doubles_opponents:
-            each *= r.blind_multiplier
-        plain = [0] * n
-        for s in self.active:
-            if s != p:
-                plain[s] = each
-        self._finish_deal(deltas, plain, contract_made=False, info={"conceded": p})
-
-    def _score_deal(self) -> None:
-        r = self.rules
-        n = self.n
-        d = self.declarer
-        last = self.last_trick
-        if self.spare and r.spare_talon == "last-trick":
-            self.taken_points[last] += mask_points(self.spare)
-        if self.bank:
-            self.taken_points[last] += mask_points(self.bank)
-        if d >= 0 and self.discards:
-            to = r.discards_to
-            if to == "declarer":
-                self.taken_points[d] += mask_points(self.discards)
-            elif to == "last-trick":
-                self.taken_points[last] += mask_points(self.discards)
-        raw = [self.taken_points[s] + self.marriage_points[s] for s in range(n)]
-        contract_delta = [0] * n
-        plain = [0] * n
-        made = False
-        for s in self.active:
-            pts = _round5(raw[s]) if r.rounding else raw[s]
-            if s == d:
-                cmp_pts = pts if r.round_before_compare else raw[s]
-                need = self.contract
-                if self.forced_declarer and r.barrel_mode == "talon" and self.barrel_on[s]:
-                    need = self.contract + 1
-                made = cmp_pts >= need
-                mult = r.blind_multiplier if self.blind_won else 1
-                contract_delta[s] = (self.contract if made else -self.contract) * mult
-            elif d < 0 or r.opponents_score:
-                plain[s] = pts
-        if self.blind_won and r.blind_doubles_opponents:
-            # 003 l.95: the blind declarer's result and the opponents' points double.
-            for s in self.active:
-                if s != d:
-                    plain[s] *= r.blind_multiplier
-        if r.four_nines == "points":
-            counted = r.four_nines_counted
-            for s in self.active:
-                dealt = self.dealt[s] & _NINES == _NINES
-                held = self.held[s] & _NINES == _NINES if self.held else dealt
-                if dealt if counted == "dealt" else held if counted == "after-exchange" else (
-                    dealt or held
-                ):
-                    plain[s] += r.four_nines_points
-        if r.virgin_bonus:
-            for s in self.active:
-                if not self.tricks_taken[s]:
-                    plain[s] += r.virgin_bonus
-        if r.sitter_scores_talon and len(self.active) < n:
-            sitter = next(s for s in range(n) if s not in self.active)
-            t = self.orig_talon
-            pts = mask_points(t)
-            for su in range(4):
-                if t & _KQ[su] == _KQ[su]:
-                    pts += r.marriage_values[su]
-            plain[sitter] = _round5(pts) if r.rounding else pts
-        self._finish_deal(contract_delta, plain, contract_made=made, info={"points": raw})
-
-    def _finish_deal(
-        self, contract_delta: list[int], plain: list[int], *, contract_made: bool,
-        info: dict[str, Any],
-    ) -> None:
-        r = self.rules
-        n = self.n
-        d = self.declarer
-        if self.golden:
-            contract_delta = [x * 2 for x in contract_delta]
-            plain = [x * 2 for x in plain]
-        before = list(self.scores)
-        barrel = r.barrel
-        falls: list[int] = []
-        for s in range(n):
-            gain = contract_delta[s]
-            if not (barrel is not None and self.barrel_on[s]):
-                gain += plain[s]
-            self.scores[s] += gain
-        # Bolts: nothing taken in a deal the seat played.
-        penalties: list[int] | None = None
-        if r.bolts and "conceded" not in info:
-            for s in self.active:
-                if r.bolt_on == "no-trick":
-                    got = self.tricks_taken[s]
-                else:  # "not a single point": marriages and other points count too
-                    got = self.taken_points[s] + self.marriage_points[s] + plain[s]
-                if not got:
-                    self.bolts[s] += 1
-                    if self.bolts[s] >= r.bolt_every:
-                        self.scores[s] -= r.bolt_penalty
-                        self.bolts[s] = 0
-                        if penalties is None:
-                            penalties = [0] * n
-                        penalties[s] = r.bolt_penalty
-                elif r.bolt_consecutive:
-                    self.bolts[s] = 0
-        winners: list[int] = []
-        if barrel is not None:
-            winners = self._barrel_step(before, contract_delta, contract_made, falls,
-                                        penalties if r.barrel_bolt_penalty else None)
-        else:
-            winners = [s for s in range(n) if self._reached(self.scores[s])]
-        if r.dump_truck != "off":
-            minus = r.dump_truck == "555-and-minus"
-            for s in range(n):
-                if self.scores[s] == 555 or (minus and self.scores[s] == -555):
-                    self.scores[s] = 0
-        for s in falls:
-            self.barrel_falls[s] += 1
-            if r.barrel_falls_reset is not None and self.barrel_falls[s] >= r.barrel_falls_reset:
-                self.scores[s] = r.barrel_falls_reset_to
-                self.barrel_falls[s] = 0
-                if r.barrel_falls_no_barrel:
-                    # 003 l.81: from now on this player goes to the target without a barrel.
-                    self.no_barrel |= 1 << s
-        if self.golden and self._golden_round_over(info, contract_made):
-            winners = []
-            info = {**info, "golden_restart": True}
-        winners = [s for s in winners if self._reached(self.scores[s])]
-        deltas = [self.scores[s] - before[s] for s in range(n)]
-        rec = self.records[-1]
-        result = dict(info)
-        result.update(
-            declarer=d, contract=self.contract, made=contract_made, deltas=deltas,
-            scores=list(self.scores), blind=self.blind_won,
-        )
-        rec.result = result
-        rec.events.append(("deal_end", tuple(deltas), tuple(self.scores), d, self.contract,
-                           contract_made))
-        self.deals_played += 1
-        if not winners and r.max_deals is not None and self.deal_index >= r.max_deals:
-            top = max(self.scores)
-            winners = [s for s in range(n) if self.scores[s] == top]
-        if winners:
-            self.winners = winners
-            self.phase = OVER
-            self.to_act = None
-            return
-        if "conceded" not in info:
-            # 003: after a concession the same dealer shuffles and deals again.
-            self.dealer = (self.dealer + 1) % n
-        self.phase = CHANCE
-        self.to_act = None
-
-    def _golden_round_over(self, info: dict[str, Any], made: bool) -> bool:
-        """Count a golden deal just scored; True when the game starts again (003 l.67:
-        nobody made the 120 in the whole golden round)."""
-        r = self.rules
-        if "conceded" not in info:
-            self.golden_done |= 1 << self.declarer
-        self.golden_made = self.golden_made or made
-        over = golden_round_complete(
-            r, self.golden_done, self.golden_from, self.deals_played, len(self.active)
-        )
-        if not over or self.golden_made or not r.golden_restart:
-            return False
-        n = self.n
-        self.scores[:] = [0] * n
-        self.bolts[:] = [0] * n
-        self.barrel_on[:] = [False] * n
-        self.barrel_tries[:] = [0] * n
-        self.barrel_falls[:] = [0] * n
-        self.concessions[:] = [0] * n
-        self.no_barrel = 0
-        self.golden_done = 0
-        self.golden_from = self.deals_played + 1
-        return True
-
-    def _reached(self, score: int) -> bool:
-        t = self.rules.target
-        return score > t if self.rules.win_above_target else score >= t
-
-    def _barrel_step(
-        self, before: list[int], contract_delta: list[int], made: bool, falls: list[int],
-        penalties: list[int] | None,
-    ) -> list[int]:
-        """Barrel bookkeeping after a deal; returns the seats that reached the target.
-
-        ``penalties`` holds the bolt penalties of this deal when they are to be written on
-        the barrel too (they are already in the totals).
-        """
-        r = self.rules
-        n = self.n
-        b = r.barrel
-        assert b is not None
-        d = self.declarer
-        exempt = self.no_barrel
-        if r.barrel_mode == "contracts-only":
-            for s in range(n):
-                self.barrel_on[s] = self.scores[s] >= b and not exempt >> s & 1
-            return [s for s in range(n) if self._reached(self.scores[s])]
-        fall_to = 0 if r.barrel_fall == "zero" else b - 120
-        winners = []
-        # Players already on the barrel spend a try; a contract won big enough finishes.
-        for s in range(n):
-            if not self.barrel_on[s]:
-                continue
-            if self._reached(self.scores[s]) and s == d and made and (
-                self.contract >= r.barrel_min_contract or self.forced_declarer
-            ):
-                winners.append(s)
-                continue
-            if s in self.active:
-                self.barrel_tries[s] -= 1
-            self.scores[s] = b
-            if self.barrel_tries[s] <= 0:
-                self.barrel_on[s] = False
-                self.scores[s] = fall_to
-                falls.append(s)
-            if penalties is not None and penalties[s]:
-                # 003 l.35 makes no exception for the barrel: the total held at 880 loses
-                # the penalty too, and 760 is below the barrel.
-                self.scores[s] -= penalties[s]
-                if self.barrel_on[s]:
-                    self.barrel_on[s] = False
-                    falls.append(s)
-        jump_wins = r.barrel_jump == "wins"
-        climbers = []
-        for s in range(n):
-            if self.barrel_on[s] or s in winners or s in falls:
-                continue
-            sc = self.scores[s]
-            if self._reached(sc) and (
-                jump_wins or exempt >> s & 1 or (s == d and made and contract_delta[s] > 0)
-            ):
-                # 003 l.35: 1000 or more wins; the barrel is the interval 880 to 999.
-                winners.append(s)
-            elif sc >= b and not exempt >> s & 1:
-                climbers.append(s)
-        if r.barrel_both_fall and len(climbers) > 1:
-            for s in climbers:
-                self.scores[s] = fall_to
-                falls.append(s)
-            climbers = []
-        sitting = [o for o in range(n) if self.barrel_on[o]]
-        for s in climbers:
-            if r.barrel_knock_off:
-                # Only those sitting there before this deal fall, whatever the seat order.
-                for o in sitting:
-                    if self.barrel_on[o]:
-                        self.barrel_on[o] = False
-                        self.scores[o] = fall_to
-                        falls.append(o)
-            self.scores[s] = b
-            self.barrel_on[s] = True
-            self.barrel_tries[s] = r.barrel_tries
-        return winners
+            return contract.why_concede(self, p)
+        return f"{a}: not legal in phase {PHASE_NAMES[self.phase]} for seat {p}"
 
     # ------------------------------------------------------------------ observation
     def observation(self, seat: int) -> dict[str, Any]:
@@ -1635,16 +250,15 @@ class Game:
         # Asked before every decision of every seat: the lists that are usually empty
         # (trick at a lead, marriages, cards received) skip their comprehension, and the
         # flat ones are mapped in C.
-        hidden_hand = bool(self.unseen >> seat & 1)
         trick: list[list[Any]] = []
         if self.trick:
-            if self.crawl:  # cards played face down show as "XX" to all but their owner
-                trick = [[s, "XX" if s != seat else CARD_NAMES[c]] for s, c in self.trick]
-            else:
-                trick = [[s, CARD_NAMES[c]] for s, c in self.trick]
-        talon: list[str] = []
-        if self.talon and (self.talon_public or self.talon_seen >> seat & 1):
-            talon = cards_str(self.talon[self.chosen])
+            trick = [[s, view.trick_card(self, seat, s, c)] for s, c in self.trick]
+        talon = view.talon(self, seat)
+        hand = view.hand(self, seat)
+        given = view.given(self, seat)
+        discards = view.discards(self, seat)
+        bid = view.bid(self)
+        contract = view.contract(self)
         auction = [[s, a.text] for s, a, _auto in self.auction_log] if self.auction_log else []
         received = self.received[seat]
         # The keys come in this order (the template's): copying the template and filling it in
@@ -1654,23 +268,23 @@ class Game:
         obs["seat"] = seat
         obs["players"] = self.n
         obs["dealer"] = self.dealer
-        obs["deal"] = self.deal_index - 1 if self.records else 0
+        obs["deal"] = view.deal_number(self)
         obs["phase"] = self.phase_name
         obs["to_act"] = self.to_act
-        obs["hand"] = [] if hidden_hand else cards_str(self.hands[seat])
+        obs["hand"] = [] if hand < 0 else cards_str(hand)
         obs["scores"] = list(self.scores)
         obs["barrel"] = list(self.barrel_on)
         obs["bolts"] = list(self.bolts)
         obs["active"] = list(self.active)
         obs["auction"] = auction
-        obs["bid"] = self.bid if self.bidder >= 0 else None
+        obs["bid"] = bid if bid >= 0 else None
         obs["declarer"] = self.declarer if self.declarer >= 0 else None
-        obs["contract"] = self.contract if self.declarer >= 0 else None
-        obs["blind"] = self.blind_won or self.blind_mask != 0
-        obs["talon"] = talon
-        obs["given"] = [[CARD_NAMES[c], t] for c, t in self.given] if seat == self.declarer else []
+        obs["contract"] = contract if contract >= 0 else None
+        obs["blind"] = view.blind(self)
+        obs["talon"] = [] if talon < 0 else cards_str(talon)
+        obs["given"] = [[CARD_NAMES[c], t] for c, t in given] if given else []
         obs["received"] = list(map(CARD_NAMES.__getitem__, received)) if received else []
-        obs["discarded"] = cards_str(self.discards) if seat == self.declarer else []
+        obs["discarded"] = [] if discards < 0 else cards_str(discards)
         obs["shown_marriages"] = [[s, SUITS[su]] for s, su in self.shown] if self.shown else []
         obs["trump"] = SUITS[self.trump] if self.trump >= 0 else None
         obs["marriages"] = (
@@ -1697,73 +311,3 @@ class Game:
             out.append({"type": "deal_start", "deal": rec.index, "dealer": rec.dealer})
             out.extend(events_public(rec))
         return out
-
-
-
-def golden_round_complete(
-    rules: Rules, golden_done: int, golden_from: int, deals_played: int, active: int
-) -> bool:
-    """Whether the golden round is complete once the deal just scored is counted (003
-    l.67): as many deals as active seats since it began (``golden_round_count: deals``), or
-    every seat has had its golden deal (``golden_done``, a bit per seat). Public: a bot
-    following the game from its events decides it the same way."""
-    if rules.golden_round_count == "deals":
-        return deals_played + 1 - golden_from >= active
-    return golden_done == (1 << rules.players) - 1
-
-
-def public_text(action: Action) -> str:
-    k = action.kind
-    if k == A.GIVE:
-        return f"give ?? {action.target}"
-    if k == A.DISCARD:
-        return "discard ??"
-    if k == A.BANK:
-        return "bank ??"
-    if k == A.CRAWL:
-        return "crawl ??"
-    if k == A.BLIND:
-        return str(action)
-    return str(action)
-
-
-#: The public event type each of the engine's raw event kinds becomes.
-PUBLIC_TYPE = {"action": "action", "auto": "action", "trick": "trick", "marriage": "marriage",
-               "redeal": "redeal", "deal_end": "deal_end"}
-
-
-def events_public(rec: DealRecord) -> list[dict[str, Any]]:
-    """The public form of a deal's events: hidden cards stay hidden."""
-    return public_events(rec.events)
-
-
-def public_events(raw: Sequence[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    """The public form of raw engine events (see :func:`events_public`)."""
-    out: list[dict[str, Any]] = []
-    face_down = False
-    for ev in raw:
-        kind = ev[0]
-        if kind == "action":
-            action = ev[2]
-            if action.kind == A.CRAWL:
-                face_down = True
-            text = "play ??" if face_down and action.kind == A.PLAY else public_text(action)
-            out.append({"type": "action", "seat": ev[1], "action": text})
-        elif kind == "auto":
-            out.append({"type": "action", "seat": ev[1], "action": str(ev[2]), "auto": True})
-        elif kind == "trick":
-            face_down = False
-            out.append({
-                "type": "trick", "winner": ev[1], "points": ev[3],
-                "cards": [[s, card_str(c)] for s, c in ev[2]],
-            })
-        elif kind == "marriage":
-            out.append({"type": "marriage", "seat": ev[1], "suit": SUITS[ev[2]],
-                        "points": ev[3], "kind": ev[4]})
-        elif kind == "redeal":
-            out.append({"type": "redeal", "reason": ev[1]})
-        elif kind == "deal_end":
-            out.append({"type": "deal_end", "deltas": list(ev[1]), "scores": list(ev[2]),
-                        "declarer": ev[3] if ev[3] >= 0 else None, "contract": ev[4],
-                        "made": ev[5]})
-    return out

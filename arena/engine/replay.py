@@ -262,9 +262,7 @@ def verify(
     check_shape(replay)
     # The commitment first: a deck changed after the fact may also make a move illegal,
     # and the change, not the move, is what the reader needs to hear about.
-    diff = commitment_difference(
-        replay, tournament_secret=tournament_secret, expected_commitment=expected_commitment
-    )
+    diff = commitment_difference(replay, tournament_secret, expected_commitment)
     return diff or first_difference(replay, simulate(replay))
 
 
@@ -281,10 +279,7 @@ def commitment_summary(replay: dict[str, Any], tournament_secret: str | None = N
 
 
 def commitment_difference(
-    replay: dict[str, Any],
-    *,
-    tournament_secret: str | None = None,
-    expected_commitment: str | None = None,
+    replay: dict[str, Any], tournament_secret: str | None, expected_commitment: str | None
 ) -> str | None:
     """The first way the seed or the deals break the replay's commitment, or None.
 

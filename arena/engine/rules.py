@@ -1,9 +1,11 @@
 """Rules configurations: named presets plus options, validated and serialisable.
 
 Where the rule texts disagree, the difference is an option and each text's way of playing
-is a preset (see ``docs/rules.md``).  Every option is declared once in :data:`OPTIONS`
-with its type, its allowed values, a description and the rule text it comes from; the
-docs table, validation and ``arena rules show`` are all generated from that one list.
+is a preset (see ``docs/rules.md``).  Every option is declared once, in
+``arena/engine/options.toml``, with its type, its allowed values, a description and the
+rule text it comes from; ``scripts/generate.py`` turns it into :data:`OPTIONS` and the
+typed attributes of :class:`Rules`, and the docs table, validation and
+``arena rules show`` are all made from that one list.
 """
 
 from __future__ import annotations
@@ -14,16 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import RulesError
-
-# Seed texts the options come from (files in the shared rule sources).
-SRC_ET = "000/001 (Estonian)"
-SRC_ET0 = "000 (Estonian)"
-SRC_ET1 = "001 (Estonian)"
-SRC_EO = "002 (Esperanto)"
-SRC_RU = "003 (Russian)"
-SRC_RU_OPT = "003 (Russian, house option)"
-SRC_DE = "004 (English, German 1000/1001)"
-SRC_ALL = "all"
+from .options import DECLARED, Options
 
 
 @dataclass(frozen=True)
@@ -88,244 +81,8 @@ class Option:
         raise AssertionError(self.kind)
 
 
-def _o(name: str, kind: str, default: Any, help: str, source: str, **kw: Any) -> Option:
-    return Option(name, kind, default, help, source, **kw)
-
-
-OPTIONS: tuple[Option, ...] = (
-    # --- table and deal
-    _o("players", "int", 3, "number of players at the table", SRC_ALL, low=2, high=4),
-    _o("deck", "int", 24, "cards in the deck: 24 (9 to ace) or 32 (7 to ace)", SRC_DE,
-       choices=(24, 32)),
-    _o("hand_size", "int", 7, "cards dealt to each active player", SRC_ALL, low=1, high=16),
-    _o("talon_size", "int", 3, "cards in each talon (0 for none)", SRC_ALL, low=0, high=8),
-    _o("talons", "int", 1, "number of talons (two in the two-player variants)", SRC_RU,
-       low=1, high=2),
-    _o("dealer_sits_out", "bool", False,
-       "with four players the dealer sits out the deal", SRC_RU),
-    _o("sitter_scores_talon", "bool", False,
-       "the sitting-out dealer scores the talon's points and any marriage in it", SRC_RU),
-    _o("exchange", "choice", "give",
-       "after taking the talon: give one card to each other player; discard face down; "
-       "give one to the opponent and one to the bank; or no talon at all", SRC_ALL,
-       choices=("give", "discard", "bank", "none")),
-    _o("spare_talon", "choice", "none",
-       "two talons: the talon not chosen is set aside, or goes to the last trick's taker",
-       SRC_RU, choices=("none", "last-trick")),
-    _o("discards_to", "choice", "declarer",
-       "two players: the cards the declarer lays away count for the declarer, for nobody, "
-       "or for the last trick's taker", SRC_RU, choices=("declarer", "nobody", "last-trick")),
-    _o("talon_public", "bool", True,
-       "the talon is turned face up for everyone before the declarer takes it", SRC_RU),
-    # --- auction
-    _o("auction", "bool", True, "deals start with an auction (German 1000 has none)", SRC_DE),
-    _o("opening_bid", "int", 100, "the lowest first bid", SRC_ALL, low=0, high=400),
-    _o("forced_bid", "bool", True,
-       "the opener is forced to bid the opening bid (the compulsory 100)", SRC_RU),
-    _o("opener", "choice", "forehand",
-       "who opens the auction: forehand (left of the dealer) or the dealer", SRC_RU,
-       choices=("forehand", "dealer")),
-    _o("bid_step", "int", 5, "bids rise in steps of this many points", SRC_ALL, low=1, high=50),
-    _o("bid_limit_plain", "int", 120, "the highest bid without a marriage in hand", SRC_ALL,
-       low=0, high=1000, nullable=True),
-    _o("bid_cap_marriages", "bool", True,
-       "never bid above the plain limit plus the marriages held", SRC_RU),
-    _o("bid_max", "int", None, "an absolute ceiling on bids (two-player: 300)", SRC_RU,
-       low=0, high=2000, nullable=True),
-    _o("show_marriage", "bool", False,
-       "a bid above the plain limit shows the marriages held to everyone", SRC_ET),
-    _o("minus_may_not_bid", "int", None,
-       "a player at or below this score may not bid (house rule: -120)", SRC_RU_OPT,
-       low=-2000, high=0, nullable=True),
-    _o("blind_bid", "bool", False,
-       "forehand may bid without looking at the hand; a blind contract counts double",
-       "000 (Estonian), 003 (Russian)"),
-    _o("blind_multiplier", "int", 2, "how much a won blind contract counts", SRC_ET0,
-       low=1, high=4),
-    _o("blind_min_score", "int", None,
-       "a blind bid is allowed only from this score up", SRC_RU, low=-2000, high=2000,
-       nullable=True),
-    _o("blind_hides_talon", "bool", False,
-       "after a blind contract the talon is not shown to the others", SRC_RU),
-    _o("blind_outbid", "choice", "look",
-       "a blind bidder who is outbid: looks at the hand and bids on as usual, a contract "
-       "won then not doubled (003 l.53), or goes on bidding blind up to the plain limit",
-       "003 (Russian), 000 (Estonian)", choices=("look", "blind")),
-    _o("blind_by", "choice", "forehand",
-       "who may bid blind: forehand only (000, 003 l.54) or every player before looking "
-       "at the hand (003 l.95)", SRC_RU_OPT, choices=("forehand", "anyone")),
-    _o("blind_fixed_bid", "int", None,
-       "a blind bid is always exactly this (003 l.53: a compulsory 120); null: any bid up "
-       "to the plain limit", SRC_RU_OPT, low=0, high=400, nullable=True),
-    _o("blind_doubles_opponents", "bool", False,
-       "a blind contract doubles the opponents' points too (003 l.95)", SRC_RU_OPT),
-    _o("hide_talon_at_opening", "bool", False,
-       "a talon taken at the opening bid (the compulsory 100) is not shown to the others "
-       "(003 l.57)", SRC_RU_OPT),
-    _o("sale", "bool", False,
-       "the declarer, having looked at the talon, may offer it for sale: another player "
-       "buys it by bidding at least one step more", SRC_ET),
-    _o("rebuy", "bool", False,
-       "once the talon is shown another player may buy it for 120, 240, ...", SRC_RU_OPT),
-    _o("raise_contract", "bool", True,
-       "after the talon the declarer may raise the contract (never lower it)", "002, 003"),
-    # --- concession
-    _o("concede", "bool", True,
-       "after seeing the talon the declarer may concede (rospis) and the deal is redealt",
-       SRC_RU),
-    _o("concede_opponents", "choice", "60",
-       "what each opponent scores on a concession: 60 or half the contract", SRC_RU,
-       choices=("60", "half")),
-    _o("concede_half_round", "choice", "down",
-       "half the contract is rounded to the nearest 5; a value half-way (105: 52.5) goes "
-       "down (50) or up (55)", SRC_RU, choices=("down", "up")),
-    _o("concede_declarer_loses", "bool", True,
-       "the conceding declarer loses the contract (house option: no loss)", SRC_RU),
-    _o("concede_limit", "int", None,
-       "how many times a player may concede in one game", SRC_RU_OPT, low=1, high=100,
-       nullable=True),
-    _o("concede_limit_penalty", "int", 0,
-       "extra points lost by the concession that reaches the limit (house: 120)", SRC_RU_OPT,
-       low=0, high=1000),
-    _o("concede_free_on_barrel", "bool", True,
-       "a concession that costs the declarer nothing is allowed while a player sits on the "
-       "barrel (003 l.49: allowed or not, by agreement)", SRC_RU_OPT),
-    _o("concede_free_in_golden", "bool", True,
-       "a concession that costs the declarer nothing is allowed in the golden round "
-       "(003 l.50: allowed or not, by agreement)", SRC_RU_OPT),
-    # --- four nines
-    _o("four_nines", "choice", "none",
-       "four nines in one hand: nothing, points at once, or the holder may call a redeal "
-       "before the auction, after the talon or after the exchange", "000/001, 002, 003",
-       choices=("none", "points", "redeal-before-auction", "redeal-after-talon",
-                "redeal-after-exchange")),
-    _o("four_nines_points", "int", 100, "points for four nines held, when scored", SRC_ET,
-       low=0, high=1000),
-    _o("four_nines_counted", "choice", "dealt",
-       "which hand four nines scored as points must be in: the hand as dealt, the hand "
-       "after the talon and the gives, or either", SRC_ET,
-       choices=("dealt", "after-exchange", "either")),
-    # --- play
-    _o("first_lead", "choice", "declarer", "who leads to the first trick", "000-003, 004",
-       choices=("declarer", "dealer", "forehand")),
-    _o("must_trump", "bool", True,
-       "a player void in the led suit must play a trump if holding one", "000-003 (004: no)"),
-    _o("marriage_values", "suits", (60, 40, 100, 80),
-       "marriage points by suit in the order clubs, spades, hearts, diamonds", SRC_ALL),
-    _o("marriage_needs_trick", "bool", True,
-       "a marriage may be declared only by a player who has taken a trick in this deal "
-       "(so never on the first lead)", "000, 002, 003"),
-    _o("marriage_min_cards", "int", 0,
-       "a marriage may be declared only with at least this many cards in hand", SRC_ET,
-       low=0, high=16),
-    _o("marriage_ascending", "bool", False,
-       "each new marriage must be worth more than the last one declared", SRC_DE),
-    _o("marriage_declarer_only", "bool", False,
-       "only the declarer scores marriage points (others still change the trump)", SRC_RU_OPT),
-    _o("ace_marriage", "int", 0,
-       "four aces declared when leading an ace score this (0: off); the aces are then led "
-       "one after another", SRC_RU_OPT, low=0, high=1000),
-    _o("half_marriage", "bool", False,
-       "queen and jack of a suit (bed marriage) declared at half the suit's value",
-       SRC_RU_OPT),
-    _o("nines_marriage", "int", 0,
-       "four nines declared when leading a nine score this (0: off; 360 or 200)", SRC_RU_OPT,
-       low=0, high=1000),
-    _o("trump_lead_restricted", "bool", False,
-       "the player who declared the current trump may not lead trumps (unless holding "
-       "nothing else)", SRC_RU_OPT),
-    _o("blind_first_trick", "bool", False,
-       "crawling (roomamine): the declarer may lead the first trick face down and the "
-       "others answer face down with any card", SRC_ET0),
-    _o("fixed_trump", "bool", False,
-       "the declarer names the trump suit after the talon (the 501 game)", SRC_RU_OPT),
-    # --- scoring
-    _o("rounding", "bool", True, "deal points are rounded to the nearest 5", "002, 003"),
-    _o("round_before_compare", "bool", True,
-       "the declarer's points are rounded before being compared with the contract", SRC_RU),
-    _o("opponents_score", "bool", True,
-       "opponents of the declarer score their own points", SRC_ALL),
-    _o("bolts", "bool", True,
-       "a deal scoring nothing gives a bolt; every third bolt costs points", SRC_RU),
-    _o("bolt_on", "choice", "no-trick", "a bolt is a deal with no trick, or with no point",
-       SRC_RU, choices=("no-trick", "no-points")),
-    _o("bolt_every", "int", 3, "every this many bolts cost the penalty", SRC_RU, low=1,
-       high=10),
-    _o("bolt_penalty", "int", 120, "points a bolt penalty costs (option: 100)", SRC_RU,
-       low=0, high=1000),
-    _o("bolt_consecutive", "bool", False, "only bolts in a row count", SRC_RU_OPT),
-    _o("virgin_bonus", "int", 0,
-       "a player who took no trick gets this many points (Jungfrau: 100 or 10)", SRC_DE,
-       low=0, high=1000),
-    _o("dump_truck", "choice", "off",
-       "a total of exactly 555 goes to 0 (option: -555 too)", SRC_RU_OPT,
-       choices=("off", "555", "555-and-minus")),
-    _o("golden_round", "bool", False,
-       "the first round of deals counts double and each dealer must play 120", SRC_RU_OPT),
-    _o("golden_round_count", "choice", "seats",
-       "the golden round lasts until every seat has played its own golden deal (003 l.67; "
-       "a conceded one is dealt again), or for the first deals, one per active player, "
-       "concessions included", SRC_RU_OPT, choices=("seats", "deals")),
-    _o("golden_restart", "bool", True,
-       "when nobody made the 120 in the golden round the game starts again from 0 "
-       "(003 l.67)", SRC_RU_OPT),
-    _o("redeal_low_hand", "int", None,
-       "a hand holding fewer card points than this may be redealt (house: 14)", SRC_RU_OPT,
-       low=1, high=30, nullable=True),
-    _o("redeal_low_hand_at", "choice", "deal",
-       "when a low hand may be redealt: after the deal, before the auction (003 l.41), "
-       "after the exchange (003 l.56), or both", SRC_RU_OPT,
-       choices=("deal", "exchange", "both")),
-    _o("redeal_low_talon", "int", None,
-       "the declarer at the forced bid may have the deal redealt when the talon holds fewer "
-       "points than this (house: 5)", SRC_RU_OPT, low=1, high=20, nullable=True),
-    _o("redeal_low_ask", "bool", True,
-       "a low hand or talon redeal is the player's choice, asked with redeal or pass "
-       "(003 l.41, l.43: «может потребовать»); false: it happens by itself", SRC_RU_OPT),
-    # --- barrel and the end of the game
-    _o("barrel", "int", 880, "the barrel threshold (null: no barrel; 800, 880 or 900)",
-       "000, 001, 003", low=1, high=5000, nullable=True),
-    _o("barrel_mode", "choice", "hold",
-       "hold: the total is held at the threshold and the player has some deals to win a "
-       "contract; contracts-only: on the barrel only contracts won score; talon: the barrel "
-       "player takes the talon without an auction and must make more than 120",
-       "000/001, 003", choices=("hold", "contracts-only", "talon")),
-    _o("barrel_tries", "int", 3, "deals a player may spend on the barrel", SRC_RU, low=1,
-       high=10),
-    _o("barrel_min_contract", "int", 120,
-       "hold mode: the contract a barrel player must win to finish", SRC_RU, low=0, high=1000),
-    _o("barrel_fall", "choice", "zero",
-       "what the last failed try costs: back to 0, or 120 below the threshold", SRC_RU,
-       choices=("zero", "minus-120")),
-    _o("barrel_knock_off", "bool", False,
-       "a player climbing on the barrel knocks off the one sitting there", SRC_RU_OPT),
-    _o("barrel_both_fall", "bool", False,
-       "two players climbing on the barrel in the same deal both fall", SRC_RU_OPT),
-    _o("barrel_falls_reset", "int", None,
-       "falling off the barrel this many times resets the total to 0", SRC_RU_OPT, low=1,
-       high=10, nullable=True),
-    _o("barrel_falls_reset_to", "int", 0,
-       "the total after that many falls: 0 (003 l.75) or 5 (003 l.81)", SRC_RU_OPT,
-       choices=(0, 5)),
-    _o("barrel_falls_no_barrel", "bool", False,
-       "after that reset the player goes on to the target without a barrel (003 l.81)",
-       SRC_RU_OPT),
-    _o("barrel_jump", "choice", "wins",
-       "reaching the target from below the barrel wins (003 l.35: the barrel is 880 to "
-       "999, 1000 or more wins), or wins only on a contract won and puts anyone else on "
-       "the barrel", SRC_RU, choices=("wins", "contract")),
-    _o("barrel_bolt_penalty", "bool", True,
-       "a bolt penalty earned on the barrel is written (003 l.35: no exception): 880 - 120 "
-       "= 760, off the barrel; false: the total stays held at the barrel", SRC_RU),
-    _o("target", "int", 1000, "the score that wins the game (German: 1001)", SRC_ALL,
-       low=1, high=100_000),
-    _o("max_deals", "int", None,
-       "end the game after this many deals (redeals included) even if nobody reached the "
-       "target; the highest total wins (keeps tournament games bounded)", "arena", low=1,
-       high=100_000, nullable=True),
-    _o("win_above_target", "bool", False,
-       "the game is won only by going above the target", SRC_RU_OPT),
-)
+#: Every option, in the order of ``options.toml`` (declared there, once).
+OPTIONS: tuple[Option, ...] = tuple(Option(*row) for row in DECLARED)
 
 OPTION_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
 
@@ -441,8 +198,9 @@ def with_earlier_defaults(data: Any) -> Any:
 _ESTONIAN_LAYOUT = {2: (11, 2), 3: (7, 3), 4: (5, 4)}
 
 
-class Rules:
-    """A validated, immutable rules configuration.
+class Rules(Options):
+    """A validated, immutable rules configuration: every option is an attribute (typed in
+    :class:`~arena.engine.options.Options`).
 
     Attribute access is plain (no dict lookups) because the engine reads options on its
     hot paths.
@@ -452,97 +210,6 @@ class Rules:
 
     name: str
     _values: dict[str, Any]
-
-    if True:  # typed attributes for mypy, filled in __init__
-        players: int
-        deck: int
-        hand_size: int
-        talon_size: int
-        talons: int
-        dealer_sits_out: bool
-        sitter_scores_talon: bool
-        exchange: str
-        spare_talon: str
-        discards_to: str
-        talon_public: bool
-        auction: bool
-        opening_bid: int
-        forced_bid: bool
-        opener: str
-        bid_step: int
-        bid_limit_plain: int | None
-        bid_cap_marriages: bool
-        bid_max: int | None
-        show_marriage: bool
-        minus_may_not_bid: int | None
-        blind_bid: bool
-        blind_multiplier: int
-        blind_min_score: int | None
-        blind_hides_talon: bool
-        blind_outbid: str
-        blind_by: str
-        blind_fixed_bid: int | None
-        blind_doubles_opponents: bool
-        hide_talon_at_opening: bool
-        sale: bool
-        rebuy: bool
-        raise_contract: bool
-        concede: bool
-        concede_opponents: str
-        concede_half_round: str
-        concede_declarer_loses: bool
-        concede_limit: int | None
-        concede_limit_penalty: int
-        concede_free_on_barrel: bool
-        concede_free_in_golden: bool
-        four_nines: str
-        four_nines_points: int
-        four_nines_counted: str
-        first_lead: str
-        must_trump: bool
-        marriage_values: tuple[int, int, int, int]
-        marriage_needs_trick: bool
-        marriage_min_cards: int
-        marriage_ascending: bool
-        marriage_declarer_only: bool
-        ace_marriage: int
-        half_marriage: bool
-        nines_marriage: int
-        trump_lead_restricted: bool
-        blind_first_trick: bool
-        fixed_trump: bool
-        rounding: bool
-        round_before_compare: bool
-        opponents_score: bool
-        bolts: bool
-        bolt_on: str
-        bolt_every: int
-        bolt_penalty: int
-        bolt_consecutive: bool
-        virgin_bonus: int
-        dump_truck: str
-        golden_round: bool
-        golden_round_count: str
-        golden_restart: bool
-        redeal_low_hand: int | None
-        redeal_low_hand_at: str
-        redeal_low_talon: int | None
-        redeal_low_ask: bool
-        barrel: int | None
-        barrel_mode: str
-        barrel_tries: int
-        barrel_min_contract: int
-        barrel_fall: str
-        barrel_knock_off: bool
-        barrel_both_fall: bool
-        barrel_falls_reset: int | None
-        barrel_falls_reset_to: int
-        barrel_falls_no_barrel: bool
-        barrel_jump: str
-        barrel_bolt_penalty: bool
-        target: int
-        max_deals: int | None
-        win_above_target: bool
 
     def __init__(self, preset: str = "classic", **options: Any) -> None:
         if preset not in PRESETS:

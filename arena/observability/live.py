@@ -270,6 +270,10 @@ class MatchPublisher:
         self.buffer.clear()
 
     async def __call__(self, event: JSON) -> None:
+        self.push(event)
+
+    def push(self, event: JSON) -> None:
+        """Take one event (the callback for a referee's ``on_event_nowait``)."""
         # The referee's events are public by construction (the web process filters each
         # one to its public keys again before a browser gets it), so here only the kind is
         # checked: this runs on every event of every match and must stay cheap.
@@ -334,6 +338,30 @@ def match_meta(match: Any, executor: str, worker: str) -> JSON:
         "worker": worker,
         "started_at": time.time(),
     }
+
+
+def gateway_publisher(
+    match_id: str, rules: JSON, bots: list[str], *, worker: str, redis_url: str | None,
+    db_url: str | None,
+) -> MatchPublisher | None:
+    """The publisher of a match a gateway plays (``arena match --gateway``, StartMatch):
+    to its routing Redis, else beside its results store; None when neither is set or live
+    events are off. Such a match belongs to no tournament."""
+    if not redis_url and not db_url:
+        return None
+    try:
+        transport = _transport(redis_url, db_url)
+    except Exception as exc:
+        log.warning("live events are off for match %s: %s", match_id, exc)
+        return None
+    if transport is None:
+        return None
+    meta = {"match_id": match_id, "tournament": None, "index": None, "round": None,
+            "group": None, "players": list(bots), "bots": list(bots), "rules": rules,
+            "executor": "gateway", "worker": worker, "started_at": time.time()}
+    publisher = MatchPublisher(match_id, meta, transport)
+    publisher.open()
+    return publisher
 
 
 @contextlib.contextmanager

@@ -97,7 +97,8 @@ class MatchView:
         return line
 
     def _on_match_start(self, e: Mapping[str, Any]) -> str:
-        self.bots = [str(b) for b in e.get("bots") or []]
+        # ``bots`` from the gateway's typed event, ``seats`` in the events published live.
+        self.bots = [str(b) for b in e.get("bots") or e.get("seats") or []]
         self.scores = [0] * len(self.bots)
         return "match starts: " + ", ".join(f"{seat}={name}" for seat, name in enumerate(self.bots))
 
@@ -113,7 +114,7 @@ class MatchView:
         self.tricks.clear()
         self.points.clear()
         self.other_actions.clear()
-        return f"deal {self.deal + 1}: {self.seat_name(self.dealer)} deals"
+        return f"deal {self.deal}: {self.seat_name(self.dealer)} deals"
 
     def _on_action(self, e: Mapping[str, Any]) -> str:
         seat = _int(e.get("seat"), -1)
@@ -167,7 +168,7 @@ class MatchView:
 
     def _on_redeal(self, e: Mapping[str, Any]) -> str:
         reason = str(e.get("reason", ""))
-        self.notes.append(f"deal {(self.deal or 0) + 1} dealt again: {reason}")
+        self.notes.append(f"deal {self.deal or 0} dealt again: {reason}")
         return f"redeal: {reason}"
 
     def _on_deal_end(self, e: Mapping[str, Any]) -> str:
@@ -242,7 +243,7 @@ class MatchView:
             title += f" - {self.tournament}"
         lines = [bold(title)]
         if self.deal is not None:
-            lines.append(f"Deal {self.deal + 1}, dealer {self.seat_name(self.dealer)}")
+            lines.append(f"Deal {self.deal}, dealer {self.seat_name(self.dealer)}")
         else:
             lines.append("Waiting for the first deal")
         lines.append("")
@@ -283,7 +284,7 @@ class MatchView:
         lines.append("")
         lines.append(bold("Deals"))
         for line in self.history[-history_lines:]:
-            lines.append(f"  {line.deal + 1:>3}. {self._describe_deal(line)}")
+            lines.append(f"  {line.deal:>3}. {self._describe_deal(line)}")
         if not self.history:
             lines.append("  -")
         for note in self.notes[-3:]:
@@ -434,13 +435,114 @@ async def watch_async(
     return 0
 
 
+#: Seconds without a new event after which a live match that has not ended is given up.
+LIVE_SILENCE_S = 180.0
+
+
+def watch_live(
+    reader: Any,
+    match_id: str,
+    *,
+    tournament: str | None = None,
+    out: TextIO | None = None,
+    redraw: bool | None = None,
+    color: bool | None = None,
+) -> int:
+    """Follow a match published live (a tournament's, on any executor) from its first event
+    to its end, as the web's live pages do; see :func:`watch` for the exit codes."""
+    from arena.observability.live import public_event
+
+    stream_out = out if out is not None else sys.stdout
+    is_tty = bool(getattr(stream_out, "isatty", lambda: False)())
+    screen = _Screen(
+        stream_out,
+        redraw=is_tty if redraw is None else redraw,
+        color=is_tty if color is None else color,
+        err=out if out is not None else sys.stderr,
+    )
+    meta = reader.meta(match_id)
+    view = MatchView(match_id=match_id,
+                     tournament=tournament or (meta.meta.get("tournament") if meta else None))
+    cursor: str | None = None
+    heard = time.monotonic()
+    while view.status is None:
+        batches = reader.read(match_id, cursor, block_ms=1000)
+        for batch in batches:
+            cursor = batch.cursor
+            for raw in batch.events:
+                event = public_event(raw) if isinstance(raw, dict) else None
+                if event is None:
+                    continue
+                line = view.apply(event)
+                screen.show(view, line, force=event["type"] in ("deal_end", "match_end"))
+        if batches:
+            heard = time.monotonic()
+            continue
+        entry = reader.meta(match_id)
+        if entry is not None and entry.state == "ended" and view.status is None:
+            # Everything was read and the publisher said it ended without a match_end
+            # (a match stopped with its worker).
+            screen.message(f"arena watch: match {match_id} ended before its last event "
+                           "was published (its worker stopped?)")
+            return 1
+        if time.monotonic() - heard > LIVE_SILENCE_S:
+            screen.message(f"arena watch: nothing heard of match {match_id} for "
+                           f"{LIVE_SILENCE_S:.0f}s; giving up")
+            return 1
+    if screen.redraw:
+        screen.show(view, "", force=True)
+    return 0
+
+
+def _live_reader(routing: str | None, db: str | None, live_dir: str | None) -> Any:
+    """The live sources given (None when none is): Redis and/or a spool directory."""
+    from pathlib import Path
+
+    from arena.observability.live import LiveReader, spool_dir_for
+
+    if not routing and not db and not live_dir:
+        return None
+    spool = Path(live_dir) if live_dir else (spool_dir_for(db) if db else None)
+    return LiveReader(routing or None, spool)
+
+
+def _find_live(reader: Any, match_id: str) -> tuple[str | None, str | None]:
+    """The live match named by an id or a unique start of one; else None and why not."""
+    if reader.meta(match_id) is not None:
+        return match_id, None
+    ids = [str(m.meta.get("match_id")) for m in reader.matches()]
+    found = [i for i in ids if i.startswith(match_id)]
+    if len(found) == 1:
+        return found[0], None
+    if len(found) > 1:
+        return None, f"{len(found)} live matches start with {match_id!r}: give more of the id"
+    return None, f"no live match {match_id!r} in {reader.source}"
+
+
+def _list_live(reader: Any, out: TextIO) -> int:
+    matches = reader.matches()
+    if not matches:
+        out.write(f"no match is being played (or ended in the last hour) in {reader.source}\n")
+        return 0
+    for m in matches:
+        meta = m.meta
+        where = meta.get("tournament") or "-"
+        index = meta.get("index")
+        players = ", ".join(str(p) for p in meta.get("players") or meta.get("bots") or [])
+        out.write(f"{meta.get('match_id')}  {m.state:<7}  {where}"
+                  f"{'' if index is None else f' #{index}'}  {players}\n")
+    return 0
+
+
 def _explain(exc: Any, target: str, match_id: str) -> str:
     import grpc
 
     code = exc.code()
     detail = exc.details() or ""
     if code == grpc.StatusCode.NOT_FOUND:
-        return f"arena watch: {detail or f'no match {match_id!r} in the gateway at {target}'}"
+        return (f"arena watch: {detail or f'no match {match_id!r} in the gateway at {target}'}"
+                "; a tournament's match is followed from where it is published: --routing "
+                "REDIS_URL (Celery workers, runs with routing) or --db URL (a local pool)")
     if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
         return f"arena watch: the gateway refused the organiser token: {detail}"
     if code == grpc.StatusCode.UNAVAILABLE:
@@ -460,12 +562,18 @@ def watch(
     redraw: bool | None = None,
     color: bool | None = None,
     tls: ClientTls | None = None,
+    routing: str | None = None,
+    db: str | None = None,
+    live_dir: str | None = None,
 ) -> int:
-    """Follow a match on the gateway at ``target`` until it ends.
+    """Follow a match until it ends: one published live (a tournament's, on any executor)
+    when ``routing``, ``db`` or ``live_dir`` name where, else one the gateway at ``target``
+    plays.
 
-    ``match_id`` names the match (as printed by ``StartMatch`` or a tournament's results);
-    ``tournament`` is shown in the title.  The gateway streams the matches it runs itself,
-    one at a time, so a match id is required.  ``token`` is the organiser's token.
+    ``match_id`` names the match (as printed by ``StartMatch`` or a tournament's results;
+    a unique start of a live match's id will do); ``tournament`` is shown in the title.
+    Without a match id the live matches are listed.  ``token`` is the organiser's token,
+    needed for the gateway only.
 
     Exit codes (docs/cli.md): 0 the match ended and was shown; 1 the gateway does not know
     the match or the stream stopped before the end (the reason is printed); 2 bad
@@ -473,6 +581,31 @@ def watch(
     interrupted with Ctrl-C.
     """
     errors = out if out is not None else sys.stderr
+    try:
+        reader = _live_reader(routing, db, live_dir)
+    except Exception as exc:
+        errors.write(f"arena watch: cannot read live matches: {exc}\n")
+        return 2
+    if reader is not None:
+        try:
+            if not match_id:
+                return _list_live(reader, out if out is not None else sys.stdout)
+            found, why = _find_live(reader, match_id)
+            if found is not None:
+                return watch_live(reader, found, tournament=tournament, out=out,
+                                  redraw=redraw, color=color)
+            if not token:
+                errors.write(f"arena watch: {why}\n")
+                return 1
+        except KeyboardInterrupt:
+            (out if out is not None else sys.stdout).write("\n")
+            return 130
+        except Exception as exc:  # Redis down, an unreadable spool
+            errors.write(f"arena watch: cannot read live matches from {reader.source}: "
+                         f"{exc}\n")
+            return 3
+        finally:
+            reader.close()
     if not match_id:
         errors.write(
             "arena watch: give the id of the match to follow; the gateway streams one match "
@@ -512,9 +645,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     import os
 
     parser = argparse.ArgumentParser(
-        prog="arena watch", description="Follow a match live from a gateway."
+        prog="arena watch",
+        description="Follow a match live: one a gateway plays, or any tournament's match "
+        "(with --routing or --db, where the executors publish it); without a match id, "
+        "list the live matches there.",
     )
-    parser.add_argument("match_id", nargs="?", help="id of the match to follow")
+    parser.add_argument("match_id", nargs="?", help="id of the match to follow (a unique "
+                        "start of a live match's id will do)")
+    parser.add_argument("--routing", metavar="REDIS_URL",
+                        default=os.environ.get("ARENA_ROUTING_URL") or None,
+                        help="the Redis that Celery workers and --routing runs publish live "
+                        "matches to (env ARENA_ROUTING_URL)")
+    parser.add_argument("--db", metavar="URL",
+                        help="the results store of a tournament on a local pool or inline: "
+                        "its matches are published in a directory beside it")
+    parser.add_argument("--live-dir", metavar="DIR", default=os.environ.get("ARENA_LIVE_DIR"),
+                        help="that directory, given outright (env ARENA_LIVE_DIR)")
     parser.add_argument("--gateway", metavar="HOST:PORT",
                         default=os.environ.get("ARENA_GATEWAY", "localhost:50051"),
                         help="the gateway (env ARENA_GATEWAY; default localhost:50051)")
@@ -545,6 +691,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         redraw=False if args.plain else None,
         color=False if args.no_color else None,
         tls=tls,
+        routing=args.routing,
+        db=args.db,
+        live_dir=args.live_dir,
     )
 
 

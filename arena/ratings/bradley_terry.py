@@ -179,6 +179,9 @@ def solve_bradley_terry(
     if w.ndim != 3 or w.shape != n.shape or w.shape[1] != w.shape[2]:
         raise ValueError("wins and games must both have shape (batch, n_players, n_players)")
     batch, p, _ = w.shape
+    # Luck-adjusted totals can leave [0, N] where a pair is (nearly) one-sided; such a pair
+    # bounds nothing either way, exactly like a raw total of 0 or N, and is solved as one.
+    np.clip(w, 0.0, n, out=w)
     if prior_draws > 0.0:
         off = 1.0 - np.eye(p)
         per_pair = prior_draws / (p - 1)

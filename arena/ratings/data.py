@@ -111,6 +111,22 @@ class GameTable:
     scores: FloatArray
     groups: IntArray
     n_groups: int
+    #: Optional luck of each game's seat pairs, ``(n_games, n_seat_pairs)`` in the order
+    #: (0, 1), (0, 2), ..., (1, 2), ...: what the deals alone moved the first seat's expected
+    #: pairwise score against the second (see :mod:`arena.ratings.luck`); 0 where unknown.
+    luck: FloatArray | None = None
+
+    def with_luck(self, luck: ArrayLike) -> GameTable:
+        """The same games with their luck values (validated: finite, one per seat pair)."""
+        width = self.seats.shape[1]
+        arr = np.asarray(luck, dtype=np.float64)
+        want = (self.n_games, width * (width - 1) // 2)
+        if arr.shape != want:
+            raise ValueError(f"luck must have shape {want}, got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("luck values must be finite")
+        return GameTable(self.players, self.seats, self.ranks, self.scores, self.groups,
+                         self.n_groups, arr)
 
     @property
     def n_games(self) -> int:
@@ -235,20 +251,28 @@ class PairData:
         return len(self.players)
 
     @classmethod
-    def from_table(cls, table: GameTable) -> PairData:
-        """Decompose every game into its seat pairs by final rank (better rank wins, tie 0.5)."""
+    def from_table(cls, table: GameTable, *, adjusted: bool = False) -> PairData:
+        """Decompose every game into its seat pairs by final rank (better rank wins, tie 0.5).
+
+        ``adjusted`` subtracts each pair's luck (``table.luck``) from its result: the
+        luck-adjusted pairwise scores, which may leave [0, 1] a little.
+        """
         width = table.seats.shape[1]
         los: list[IntArray] = []
         his: list[IntArray] = []
         scs: list[FloatArray] = []
         grs: list[IntArray] = []
+        k = -1
         for a in range(width):
             for b in range(a + 1, width):
+                k += 1
                 pa, pb = table.seats[:, a], table.seats[:, b]
                 ok = (pa >= 0) & (pb >= 0)
                 pa, pb = pa[ok], pb[ok]
                 ra, rb = table.ranks[ok, a], table.ranks[ok, b]
                 s_a = np.where(ra < rb, 1.0, np.where(ra == rb, 0.5, 0.0))
+                if adjusted and table.luck is not None:
+                    s_a = s_a - table.luck[ok, k]
                 swap = pa > pb
                 los.append(np.where(swap, pb, pa))
                 his.append(np.where(swap, pa, pb))

@@ -138,7 +138,8 @@ def elo_from_distribution(
 ) -> EloEstimate:
     """Elo estimate from an empirical distribution of per-sample mean scores.
 
-    ``values`` are the possible mean scores of one sample (in [0, 1]); ``counts`` how often
+    ``values`` are the possible mean scores of one sample (in [0, 1]; luck-adjusted scores may
+    leave it a little, and a mean beyond it maps to infinite Elo); ``counts`` how often
     each occurred. A sample is whatever is independent: a game, a game pair, or a 3-player
     duplicate set of 6 games (whose mean pairwise score takes 13 values). The interval is the
     normal approximation on the mean score mapped through the logistic curve (fishtest's
@@ -149,8 +150,8 @@ def elo_from_distribution(
     cnts = np.asarray(counts, dtype=np.float64)
     if vals.ndim != 1 or cnts.shape != vals.shape or vals.size == 0:
         raise ValueError("values and counts must be non-empty 1-D arrays of equal length")
-    if not np.all((vals >= 0.0) & (vals <= 1.0)):
-        raise ValueError("score values must lie in [0, 1]")
+    if not np.all(np.isfinite(vals)):
+        raise ValueError("score values must be finite")
     _check_counts(cnts.tolist(), "counts")
     if not games_per_sample > 0:
         raise ValueError(f"games_per_sample must be positive, got {games_per_sample}")

@@ -19,7 +19,7 @@ so a newcomer shows 0, like the batch fit's mean-0 anchoring. The interval is
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -107,10 +107,22 @@ class LiveLeague:
         """Display points per unit of openskill mu (see the module docstring)."""
         return ELO_PER_NAT / (self._beta * math.sqrt(self._seats))
 
-    def update(self, result: GameResult) -> None:
-        """Rate one finished game from its final ranks (ties allowed)."""
+    def update(self, result: GameResult, luck: Sequence[float] | None = None) -> None:
+        """Rate one finished game from its final ranks (ties allowed).
+
+        ``luck`` (one value per seat: the sum of its luck against every other seat, see
+        :mod:`arena.ratings.luck`) makes the update luck-adjusted: each seat's mean moves
+        as openskill moves it, less ``sigma^2 / c`` times its luck, which is how a pairwise
+        result of that size would have moved it (Weng and Lin's update is linear in the
+        result). The luck has mean zero whatever the players, so the expected update, and
+        with it where the ratings settle, is unchanged; only the noise of the deals goes.
+        """
         if not isinstance(result, GameResult):
             raise ValueError(f"expected GameResult, got {type(result).__name__}")
+        if luck is not None and (
+            len(luck) != len(result.players) or not all(math.isfinite(v) for v in luck)
+        ):
+            raise ValueError("luck needs one finite value per seat")
         beliefs = [
             self._players.get(p) or _Belief(self._mu0, self._sigma0, 0) for p in result.players
         ]
@@ -119,8 +131,12 @@ class LiveLeague:
             for p, b in zip(result.players, beliefs, strict=True)
         ]
         rated = self._model.rate(teams, ranks=[float(r) for r in result.ranks])
-        for p, b, team in zip(result.players, beliefs, rated, strict=True):
-            self._players[p] = _Belief(float(team[0].mu), float(team[0].sigma), b.games + 1)
+        c = math.sqrt(sum(b.sigma**2 + self._beta**2 for b in beliefs))
+        for i, (p, b, team) in enumerate(zip(result.players, beliefs, rated, strict=True)):
+            mu = float(team[0].mu)
+            if luck is not None:
+                mu -= b.sigma**2 / c * float(luck[i])
+            self._players[p] = _Belief(mu, float(team[0].sigma), b.games + 1)
         self._games += 1
 
     def update_many(self, results: Iterable[GameResult]) -> None:

@@ -108,18 +108,21 @@ def llr_pentanomial(
 
 
 def scores_distribution(
-    scores: ArrayLike, support: ArrayLike | None = None
+    scores: ArrayLike, support: ArrayLike | None = None, *, adjusted: bool = False
 ) -> tuple[FloatArray, FloatArray]:
     """Turn per-sample mean scores into (values, counts) for :func:`llr`.
 
     ``support`` lists every value a sample *could* take (e.g. ``k/12`` for a 3-player
     duplicate set); values that never occurred then get the small pseudo-count. 0 and 1
     are always included, so the hypotheses' mean scores always lie inside the support.
+    ``adjusted`` accepts luck-adjusted scores, which may lie a little outside [0, 1].
     """
     s = np.asarray(scores, dtype=np.float64)
     if s.ndim != 1 or s.size == 0:
         raise ValueError("scores must be a non-empty 1-D sequence of per-sample mean scores")
-    if not np.all((s >= 0.0) & (s <= 1.0)):
+    if not np.all(np.isfinite(s)):
+        raise ValueError("per-sample scores must be finite")
+    if not adjusted and not np.all((s >= 0.0) & (s <= 1.0)):
         raise ValueError("per-sample scores must lie in [0, 1]")
     extra = np.asarray([0.0, 1.0] if support is None else support, dtype=np.float64).ravel()
     if not np.all((extra >= 0.0) & (extra <= 1.0)):
@@ -228,9 +231,11 @@ class Sprt:
         *,
         games_per_sample: float = 1.0,
         support: ArrayLike | None = None,
+        adjusted: bool = False,
     ) -> SprtResult:
-        """Test raw per-sample mean scores, e.g. one value per duplicate set."""
-        values, counts = scores_distribution(scores, support)
+        """Test per-sample mean scores, e.g. one value per duplicate set (``adjusted``:
+        luck-adjusted ones, see :func:`scores_distribution`)."""
+        values, counts = scores_distribution(scores, support, adjusted=adjusted)
         return self.distribution(values, counts, games_per_sample=games_per_sample)
 
 
@@ -248,8 +253,10 @@ def _distribution(values: ArrayLike, counts: ArrayLike) -> tuple[FloatArray, Flo
         raise ValueError("values and counts must be 1-D arrays of equal length (at least 2)")
     if not np.all(np.isfinite(cnts)) or np.any(cnts < 0):
         raise ValueError(f"counts must be finite and non-negative, got {cnts.tolist()}")
-    if not np.all((vals >= 0.0) & (vals <= 1.0)) or np.any(np.diff(vals) <= 0):
-        raise ValueError("values must be strictly increasing scores in [0, 1]")
+    # Luck-adjusted scores may leave [0, 1] a little; the hypotheses' means stay inside
+    # (0 and 1 are always among the values), which is all the constrained MLE needs.
+    if not np.all(np.isfinite(vals)) or np.any(np.diff(vals) <= 0):
+        raise ValueError("values must be strictly increasing finite scores")
     if cnts.sum() <= 0:
         raise ValueError("all counts are zero: there is nothing to test yet")
     cnts = np.where(cnts == 0, REGULARIZATION, cnts)

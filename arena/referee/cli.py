@@ -138,7 +138,8 @@ def match_parser() -> argparse.ArgumentParser:
     p.add_argument("--match-id", default=None,
                    help="match id (default: a hash of the seed for local bots, random with "
                    "remote ones)")
-    p.add_argument("--replay", metavar="FILE", help="write the replay to FILE")
+    p.add_argument("--replay", metavar="FILE",
+                   help="write the replay to FILE (fetched from the gateway with --gateway)")
     p.add_argument("--tricks", action="store_true", help="show every trick")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the result")
     p.add_argument("--json", action="store_true", help="print the result as JSON at the end")
@@ -224,12 +225,6 @@ def match_main(argv: Sequence[str] | None = None) -> int:
         routing = args.routing or os.environ.get("ARENA_ROUTING_URL")
         remote = any(b.startswith("remote:") for b in args.bots)
         on_gateway = bool(args.gateway) or (remote and not routing)
-        if on_gateway and args.replay:
-            raise UsageError(
-                "--replay: a match the gateway plays keeps its replay there (arena serve "
-                "--results); to write it here, play the match here and reach the remote bots "
-                "through Redis: --routing REDIS_URL instead of --gateway"
-            )
         spec = _spec_from_args(args, on_gateway)
         if args.public_seed and _untrusted(args):
             print("arena match: warning: a public seed with remote bots: they can derive "
@@ -404,8 +399,10 @@ def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]
 
 
 async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
-                         on_event: Any, public_seed: bool | None = None) -> JSON | None:
-    """Start the match on the gateway and feed its events to ``on_event``; the match_end."""
+                         on_event: Any, public_seed: bool | None = None,
+                         replay_to: str | None = None) -> JSON | None:
+    """Start the match on the gateway and feed its events to ``on_event``; the match_end.
+    With ``replay_to`` the match's replay is fetched from the gateway and written there."""
     import grpc
     from thousand_bot.proto.thousand.v1 import organiser_pb2
 
@@ -438,6 +435,15 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
                 if event.get("type") == "match_end":
                     end = event
                     break
+            if end is not None and replay_to is not None:
+                got = await stub.GetMatchResult(
+                    organiser_pb2.GetMatchResultRequest(match_id=started.match_id),
+                    metadata=metadata, timeout=60)
+                replay = json.loads(got.result_json).get("replay")
+                if replay is None:
+                    raise GatewayError(f"gateway {args.gateway}: match {started.match_id} "
+                                       "ended, but the gateway kept no replay of it", 1)
+                rp.dump(replay, replay_to)
             return end
         except grpc.aio.AioRpcError as exc:
             from arena.server.admin import rpc_exit_code
@@ -451,7 +457,7 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
 def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
     story = _with_commitment(Story(_say, quiet=args.quiet, tricks=args.tricks), args.quiet)
     try:
-        end = asyncio.run(_gateway_match(args, spec, story))
+        end = asyncio.run(_gateway_match(args, spec, story, replay_to=args.replay))
     except UsageError as exc:
         print(f"arena match: {exc}", file=sys.stderr)
         return 2
@@ -464,6 +470,8 @@ def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
     if end is None:
         print("arena match: the event stream ended before the match did", file=sys.stderr)
         return 1
+    if args.replay:
+        _say(f"replay written to {args.replay}")
     if args.json:
         _say(json.dumps(end, indent=2))
     return 0 if end.get("status") in ("completed", "forfeit") else 1
@@ -493,6 +501,14 @@ class Probe:
     lowest_bank_ms: int | None = None
     #: The first exception the bot raised, with its traceback, for the report.
     traceback: str | None = None
+    #: Play that is legal but broken: turns where a bid was allowed, and bids made; deals
+    #: where conceding was allowed, and concessions.
+    bid_turns: int = 0
+    bids: int = 0
+    concede_turns: int = 0
+    concedes: int = 0
+    #: On a gateway: the bot's last action was a card given or discarded (declaring).
+    declaring: bool = False
     match_index: int = 0
     stop: asyncio.Event | None = None
     max_problems: int = 10
@@ -502,6 +518,30 @@ class Probe:
     #: Where the last decision was asked: the deal and phase of a program's problem.
     deal: int = 0
     phase: str = "-"
+
+    def note(self, legal: Sequence[str], answer: object) -> None:
+        """Count the choices that show a legal but broken strategy (see :meth:`warnings`)."""
+        if not isinstance(answer, str):
+            return
+        if any(a.startswith(("bid ", "blind ")) for a in legal):
+            self.bid_turns += 1
+            self.bids += answer.startswith(("bid ", "blind "))
+        if "concede" in legal:
+            self.concede_turns += 1
+            self.concedes += answer == "concede"
+
+    def warnings(self) -> list[str]:
+        """Play that breaks no rule and still loses: a bot that gives up every contract it
+        could play, or that never bids. Legal, so no problem; said, so not missed."""
+        out = []
+        if self.concede_turns >= 2 and self.concedes == self.concede_turns:
+            out.append(f"conceded every time it could ({self.concedes} of "
+                       f"{self.concede_turns}): each concession gives up the contract; a "
+                       "bot that always concedes loses every deal it declares")
+        if self.bid_turns >= 4 and self.bids == 0:
+            out.append(f"never bid ({self.bid_turns} turns where a bid was allowed): it "
+                       "declares only when it must, and never for a contract of its own")
+        return out
 
     def add(self, request: DecisionRequest, kind: str, detail: str) -> None:
         self.counts[kind] += 1
@@ -584,6 +624,7 @@ class ProbeSeat:
                 probe.traceback = "".join(traceback.format_exception(exc)).rstrip()
             raise
         elapsed = took_ms()
+        probe.note(request.legal, answer)
         # A threaded Python bot reports its own time, without the thread hand-off.
         own = getattr(self.inner, "last_think_ms", None)
         probe.latencies_ms.append(own if isinstance(own, float) else elapsed)
@@ -621,6 +662,21 @@ class ProbeSeat:
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         await self.inner.on_event(match_id, event)
+
+
+def _note_event(probe: Probe, action: str) -> None:
+    """:meth:`Probe.note` for a bot checked on a gateway, which shows its actions but not
+    what was legal: a turn of the auction counts as one where it could bid (the forced
+    bids are left out), a deal it declared (its first card given or discarded, or its
+    concession) as one where it could concede."""
+    word = action.split(" ", 1)[0]
+    if word in ("pass", "bid", "blind"):
+        probe.bid_turns += 1
+        probe.bids += word != "pass"
+    elif word == "concede" or (word in ("give", "discard") and not probe.declaring):
+        probe.concede_turns += 1
+        probe.concedes += word == "concede"
+    probe.declaring = word in ("give", "discard")
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -761,6 +817,7 @@ def _report(args: argparse.Namespace, rules: JSON, probe: Probe, statuses: list[
         "latency_source": "events" if args.bot.startswith("remote:") else "bot",
         "protocol_errors": probe.protocol_errors,
         "problems": problems,
+        "warnings": probe.warnings(),
         "traceback": probe.traceback,
         "stopped_early": len(problems) >= args.max_problems,
         "passed": not problems and bool(sum(probe.counts.values())),
@@ -794,6 +851,8 @@ def _report_lines(report: JSON) -> list[str]:
         lines.extend(f"    {line}" for line in report["traceback"].splitlines())
     if report["stopped_early"]:
         lines.append(f"  stopped after {len(report['problems'])} problems")
+    for warning in report.get("warnings", ()):
+        lines.append(f"  warning: {warning}")
     if not report["decisions"]:
         lines.append("FAIL: the bot was never asked to decide")
     else:
@@ -829,6 +888,7 @@ async def _bot_check_gateway(args: argparse.Namespace, rules: JSON, opponents: l
             if event.get("type") == "action" and event.get("seat") == seat and not event.get(
                 "auto"
             ):
+                _note_event(probe, str(event.get("action", "")))
                 kind = event.get("fallback")
                 if kind:
                     probe.counts[kind] = probe.counts.get(kind, 0) + 1

@@ -4,11 +4,26 @@ a compiled class cannot derive from ``RuntimeError``, and these must stay
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 
 class PlatformError(RuntimeError):
     """A seat's transport could not carry the decision (Redis unreachable, the gateway
     holding the bot died): nobody's fault at the table, so the referee asks again once the
     platform is back, rather than playing a move for the seat or counting a strike."""
+
+
+def fail_decision(future: asyncio.Future[Any], error: BaseException) -> None:
+    """End a seat's pending decision with ``error`` (a :class:`PlatformError`, a
+    ``TimeoutError``...), handed over as the future's result rather than set as its
+    exception. The referee's wait awaits that future itself, and in the compiled referee
+    an error raised into the wait leaves the interpreter's record of the exception being
+    handled behind, to come back at the next ``except`` (a forfeit's ``_Stop`` then went
+    out as that error); a result never raises. The referee reads an exception result as
+    the failure it is (``_Match._settled``)."""
+    if not future.done():
+        future.set_result(error)
 
 
 class RefereeError(RuntimeError):

@@ -36,8 +36,9 @@ from typing import Any
 from arena.bots import BUILTIN_BOTS, get_bot, seat_seed
 from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_action
 from arena.engine import commitment as cm
-from arena.engine.game import PUBLIC_TYPE, DealRecord, public_events
+from arena.engine.game import DealRecord
 from arena.engine.replay import replay_from_game
+from arena.engine.view import PUBLIC_TYPE, public_events, public_talon
 from arena.match.fallback import fallback_action
 from arena.match.types import (
     ACTION_MAX,
@@ -366,13 +367,12 @@ class _Match:
                     event["deal"] = rec.index
                 out.append(event)
         game = self.game
-        if not self.talon_shown and game.talon_public and game.talon:
+        talon = public_talon(game) if not self.talon_shown else -1
+        if talon >= 0:
             self.talon_shown = True
             if self.wanted is not None and "talon" not in self.wanted:
                 return out
-            out.append(
-                {"type": "talon", "deal": rec.index, "cards": cards_str(game.talon[game.chosen])}
-            )
+            out.append({"type": "talon", "deal": rec.index, "cards": cards_str(talon)})
         return out
 
     async def flush(
@@ -404,12 +404,13 @@ class _Match:
         """The seat's raw answer, the outcome so far, a reason when not ok, and the
         seconds charged to the seat and spent by the platform (a clocked seat is asked
         through :meth:`_ask_clocked` instead)."""
+        # Whatever the seat answered, text or not (compiled, a name typed ``str`` by its
+        # first assignment would refuse a bot's ``42`` with a TypeError).
+        answer: Any
         if st.in_process:
             t0 = time.perf_counter()
             try:
-                # Any, not the str a seat should return: compiled, a variable keeps the
-                # type of its first value, and a bot may answer anything (a number, None).
-                answer: Any = await st.seat.decide(request)
+                answer = await st.seat.decide(request)
             except Exception as exc:
                 took = time.perf_counter() - t0
                 return None, MALFORMED, self._raised(st, exc), took, 0.0
@@ -424,11 +425,11 @@ class _Match:
                                      return_when=asyncio.FIRST_COMPLETED)
         took = time.perf_counter() - t0
         if task in done:
-            answer, outcome, why = self._settled(task)
+            settled, outcome, why = self._settled(task)
             error = None if task.cancelled() else task.exception()
             if outcome == MALFORMED and isinstance(error, Exception):
                 why = self._raised(st, error)
-            return answer, outcome, why, took, 0.0
+            return settled, outcome, why, took, 0.0
         task.cancel()
         self.cancelled.add(task)
         if self.stop_task is not None and self.stop_task in done:
@@ -484,7 +485,10 @@ class _Match:
             return None, MALFORMED, "the seat cancelled its own decision"
         error = task.exception()
         if error is None:
-            return task.result(), OK, ""
+            result = task.result()
+            if not isinstance(result, BaseException):
+                return result, OK, ""
+            error = result  # a failure handed over as the result (errors.fail_decision)
         if isinstance(error, PlatformError):
             return None, PLATFORM, str(error)
         if isinstance(error, TimeoutError):
@@ -748,6 +752,7 @@ class _Match:
             "ranks": ranks,
             "deals": game.deals_played,
             "forfeit_seat": forfeit_seat,
+            "strikes": [st.stats.strikes for st in self.states],
             **cm.end_fields(self.spec.commitment, self.spec.seed),
         })
         return result

@@ -1,7 +1,9 @@
-"""``arena bot``: register, list, revoke and rotate bots on a gateway from the shell.
+"""``arena bot``: register, list, revoke and rotate bots on a gateway from the shell; and
+for a bot's author, submit hosted versions of it, list them and read its logs.
 
 Organisers hand tokens to bot authors; doing it from the command line (with the
-organiser token from ``ARENA_ORGANISER_TOKEN``) saves them writing a gRPC client.
+organiser token from ``ARENA_ORGANISER_TOKEN``) saves them writing a gRPC client. A bot's
+own token (``THOUSAND_BOT_TOKEN``) submits its versions and reads its logs.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from arena.server.tls import TlsConfigError, add_client_options, client_tls
 from arena.server.tls import channel as open_channel
 
 TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
+BOT_TOKEN_ENV = "THOUSAND_BOT_TOKEN"
+#: Commands done with the bot's own token (``versions`` takes either).
+BOT_COMMANDS = ("submit", "logs")
 
 
 GATEWAY_ENV = "ARENA_GATEWAY"
@@ -36,7 +41,8 @@ def _connection_options(defaults: bool) -> argparse.ArgumentParser:
                    default=None if defaults else argparse.SUPPRESS,
                    help=f"the gateway (env {GATEWAY_ENV}; default {DEFAULT_GATEWAY})")
     p.add_argument("--token", default=None if defaults else argparse.SUPPRESS,
-                   help=f"organiser token (env {TOKEN_ENV})")
+                   help=f"organiser token (env {TOKEN_ENV}); for submit, versions and logs "
+                   f"the bot's own token (env {BOT_TOKEN_ENV})")
     p.add_argument("--wait", metavar="SECONDS", type=_seconds,
                    default=0.0 if defaults else argparse.SUPPRESS,
                    help="wait up to this long for the gateway to come up (default 0: "
@@ -72,6 +78,25 @@ def _parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", parents=late,
                         help="the registered bots, their instances and tokens")
     ls.add_argument("--json", action="store_true")
+    sb = sub.add_parser("submit", parents=late,
+                        help="submit a hosted version of a bot: a folder or an archive with "
+                        "bot.toml (the bot's own token)")
+    sb.add_argument("name")
+    sb.add_argument("path", help="the bot's folder, or a .tar, .tar.gz, .tgz or .zip of it")
+    sb.add_argument("--no-wait", action="store_true",
+                    help="return once stored, without waiting for its check match")
+    sb.add_argument("--check-timeout", type=_seconds, default=300.0, metavar="SECONDS",
+                    help="how long to wait for the check (default 300)")
+    vs = sub.add_parser("versions", parents=late,
+                        help="a hosted bot's versions: hash, size, runtime, time, status")
+    vs.add_argument("name")
+    vs.add_argument("--json", action="store_true")
+    lg = sub.add_parser("logs", parents=late,
+                        help="a hosted bot's logs of its recent matches (its own token only)")
+    lg.add_argument("name")
+    lg.add_argument("--match", metavar="ID", default="",
+                    help="only this match (its id or a unique start of it)")
+    lg.add_argument("--limit", type=int, default=5, help="matches at most (default 5)")
     return p
 
 
@@ -79,11 +104,27 @@ def bot_main(argv: Sequence[str] | None = None) -> int:
     """Exit status (docs/cli.md): 0 done, 1 the gateway refused the request (say why),
     2 a usage mistake, 3 the gateway cannot be reached, 4 it refused the organiser token."""
     args = _parser().parse_args(list(argv) if argv is not None else None)
-    token = args.token or os.environ.get(TOKEN_ENV)
+    if args.command in BOT_COMMANDS:
+        token = args.token or os.environ.get(BOT_TOKEN_ENV)
+        needed = f"the bot's own token is needed: --token or {BOT_TOKEN_ENV}"
+    elif args.command == "versions":
+        token = args.token or os.environ.get(BOT_TOKEN_ENV) or os.environ.get(TOKEN_ENV)
+        needed = f"a token is needed: --token, {BOT_TOKEN_ENV} or {TOKEN_ENV}"
+    else:
+        token = args.token or os.environ.get(TOKEN_ENV)
+        needed = f"the organiser token is needed: --token or {TOKEN_ENV}"
     if not token:
-        print(f"arena bot: the organiser token is needed: --token or {TOKEN_ENV}",
-              file=sys.stderr)
+        print(f"arena bot: {needed}", file=sys.stderr)
         return exitcodes.USAGE
+    bundle = None
+    if args.command == "submit":
+        from arena.hosted.bundle import BundleError, pack
+
+        try:
+            bundle = pack(args.path)
+        except BundleError as exc:
+            print(f"arena bot submit: {exc}", file=sys.stderr)
+            return exitcodes.USAGE
     gateway = args.gateway or os.environ.get(GATEWAY_ENV) or DEFAULT_GATEWAY
     problem = gateway_problem(gateway)
     if problem:
@@ -105,6 +146,10 @@ def bot_main(argv: Sequence[str] | None = None) -> int:
                 return exitcodes.UNAVAILABLE
         stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
         try:
+            if args.command in ("submit", "versions", "logs"):
+                from arena.server.hosted_cli import hosted_command
+
+                return hosted_command(args, channel, meta, bundle)
             return _run(args, stub, meta)
         except grpc.RpcError as exc:
             code = exc.code()

@@ -13,12 +13,18 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2, organiser_pb2_grpc
+from thousand_bot.proto.thousand.v1 import (
+    bot_pb2,
+    hosted_pb2,
+    hosted_pb2_grpc,
+    organiser_pb2,
+    organiser_pb2_grpc,
+)
 
 from arena.match.types import MatchResult
 from arena.observability.exposition import MetricsSetupError, start_metrics_server
@@ -35,6 +41,10 @@ from arena.server.routing import RedisRouting, RoutingConfigError, check_url
 from arena.server.services import BotService, OrganiserService
 from arena.server.tls import ServerTls, TlsConfigError, add_server_options, server_tls
 
+if TYPE_CHECKING:
+    from arena.hosted.check import Checker
+    from arena.hosted.store import HostedStore
+
 log = logging.getLogger("arena.server")
 
 DEFAULT_PORT = 50051
@@ -42,6 +52,7 @@ DEFAULT_DB_PATH = "var/gateway.sqlite3"
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 DB_PATH_ENV = "ARENA_GATEWAY_DB"
 ROUTING_ENV = "ARENA_ROUTING_URL"
+STORE_ENV = "ARENA_DB_URL"
 #: Bot messages are a few hundred bytes; a megabyte leaves room for any rule variant and
 #: still refuses a flood early (RESOURCE_EXHAUSTED).
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
@@ -111,6 +122,7 @@ class Gateway:
         max_matches: int = 0,
         limits: StreamLimits | None = None,
         tls: ServerTls | None = None,
+        store_url: str | None = None,
     ) -> None:
         self.generated_token = organiser_token is None
         self.tls = tls
@@ -131,9 +143,19 @@ class Gateway:
             on_result=on_result,
             admission=Admission(max_matches=max_matches),
             routing_url=routing_url,
+            store_url=store_url,
         )
         self.health = health.aio.HealthServicer()
         self.routing = RedisRouting(self.hub, routing_url) if routing_url else None
+        #: The results store that keeps hosted bots (``--store``), and their checks.
+        self.store_url = store_url
+        self.hosted_store: HostedStore | None = None
+        self.checker: Checker | None = None
+        if store_url:
+            from arena.hosted.store import HostedStore
+            from arena.tournament.store import ResultStore
+
+            self.hosted_store = HostedStore(ResultStore(store_url, connect_retry=True))
         self._server: grpc.aio.Server | None = None
         self._bots: BotService | None = None
 
@@ -171,10 +193,20 @@ class Gateway:
             OrganiserService(self.registry, self.hub, self.matches, self.auth, self.watch),
             server,
         )
+        # Imported here: the hosted seats import the gateway's services (arena.server).
+        from arena.hosted.check import Checker
+        from arena.server.hosted import HostedService
+
+        if self.hosted_store is not None:
+            self.checker = Checker(self.hosted_store)
+        hosted_pb2_grpc.add_HostedServiceServicer_to_server(
+            HostedService(self.auth, self.hosted_store, self.checker), server
+        )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         names = (
             bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
             organiser_pb2.DESCRIPTOR.services_by_name["OrganiserService"].full_name,
+            hosted_pb2.DESCRIPTOR.services_by_name["HostedService"].full_name,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
             reflection.SERVICE_NAME,
         )
@@ -195,6 +227,8 @@ class Gateway:
         self._server = server
         if self.routing is not None:
             self.routing.start()
+        if self.checker is not None:
+            await self.checker.resume()
         return self.port
 
     async def stop(self, grace_s: float | None = None) -> None:
@@ -221,6 +255,8 @@ class Gateway:
             await self.matches.drain(grace)
             if self.routing is not None:
                 await self.routing.close(min(grace, 5.0))
+        if self.checker is not None:
+            await self.checker.close()
         await self._server.stop(grace=min(grace, 5.0))
         await self.matches.admission.close()
         if self._bots is not None:
@@ -265,6 +301,7 @@ async def serve(
     routing_url: str | None = None,
     max_matches: int = 0,
     tls: ServerTls | None = None,
+    store_url: str | None = None,
 ) -> None:
     """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
 
@@ -288,6 +325,7 @@ async def serve(
         routing_url=routing_url,
         max_matches=max_matches,
         tls=tls,
+        store_url=store_url,
     )
     metrics_server = (
         start_metrics_server(metrics_port, metrics_addr) if metrics_port is not None else None
@@ -298,6 +336,7 @@ async def serve(
         if metrics_server is not None:
             metrics_server.close()
         raise
+    gateway.matches.name = f"gateway {host}:{bound}"
     settle_heap()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -309,6 +348,13 @@ async def serve(
         print(f"metrics on http://{metrics_addr}:{metrics_server.port}/metrics", flush=True)
     if gateway.generated_token:
         print(f"organiser token (generated, shown once): {gateway.organiser_token}", flush=True)
+        print("  a new one is made at each start: set ARENA_ORGANISER_TOKEN (or "
+              "--organiser-token) to keep one token across restarts", flush=True)
+    if gateway.routing is None:
+        print("no --routing: matches started here reach the bots connected here; a tournament "
+              "(remote:NAME from its executor or workers) needs --routing REDIS_URL", flush=True)
+    if gateway.hosted_store is not None:
+        print(f"hosted bots kept in {gateway.hosted_store.store.display_url}", flush=True)
     if gateway.routing is not None:
         problem = await gateway.routing.ping()
         where = gateway.routing.shown_url
@@ -385,6 +431,15 @@ def build_parser() -> argparse.ArgumentParser:
         "as many as the gateway plays without falling behind, found by admission control)",
     )
     add_server_options(parser)
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        default=os.environ.get(STORE_ENV) or None,
+        help="the results store (sqlite:///FILE or postgresql://...) of this gateway: it keeps "
+        "every finished match (arena web --db URL shows them; live events go beside it, or to "
+        "the --routing Redis) and the hosted bots, whose versions bots may submit here, "
+        f"checked in a sandbox on this host (env {STORE_ENV}; default: none)",
+    )
     parser.add_argument("--log-level", default="INFO", help="logging level")
     return parser
 
@@ -426,6 +481,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 routing_url=args.routing,
                 max_matches=args.max_matches,
                 tls=tls,
+                store_url=args.store,
             )
         )
     except (OSError, MetricsSetupError) as exc:

@@ -13,6 +13,7 @@ The classes:
 * ``Cautious``: greedy with a higher bar for bidding (it counts nothing on the talon and
   raises a contract only with a wide margin): a second, different player for demos.
 * ``Random``: a uniformly random legal action.
+* ``Search``: the built-in search bot, with a fixed number of iterations per decision.
 
 Determinism: a remote bot is never given the match seed (it would reveal the deals), so each
 bot's seed is derived by SHA-256 from the match id, the seat, the bot's kind and a salt
@@ -38,6 +39,9 @@ from arena.engine import SeedStream
 from arena.match.types import JSON
 
 SEED_ENV = "ARENA_BOT_SEED"
+ITERATIONS_ENV = "ARENA_SEARCH_ITERATIONS"
+DEFAULT_ITERATIONS = 64
+GUARD_MS = 1500.0
 #: Matches one process keeps state for; older ones are dropped (a match whose end was
 #: never seen, e.g. its worker died, must not hold memory for ever).
 MAX_MATCHES = 512
@@ -63,7 +67,7 @@ class _Match:
     def __init__(self) -> None:
         self.rules: JSON | None = None
         self.deal_events: list[JSON] = []
-        self.bots: dict[int, GreedyBot] = {}
+        self.bots: dict[int, Any] = {}
 
 
 class _Tracking(Bot):
@@ -130,6 +134,25 @@ class Cautious(_Tracking):
         return CautiousGreedyBot(seed=seed, rules=rules, name="cautious")
 
 
+class Search(_Tracking):
+    """The built-in search bot over the SDK, searching a fixed number of iterations per
+    decision (``ARENA_SEARCH_ITERATIONS``, default 64) rather than for a time: it makes the
+    same moves on any machine, however loaded, so a seeded tournament gives the same
+    results every time."""
+
+    kind = "search"
+
+    def make(self, seed: str, rules: JSON | None) -> Any:
+        from arena.bots.search import SearchBot
+
+        raw = os.environ.get(ITERATIONS_ENV, "")
+        iterations = int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_ITERATIONS
+        # The clock's budget is only a guard against a machine far slower than expected:
+        # well above the iterations' time, well below the arena's default decision time.
+        return SearchBot(seed=seed, rules=rules, name="search", iterations=iterations,
+                         budget_ms=GUARD_MS)
+
+
 class Random(Bot):
     """A uniformly random legal action from the arena's seeded stream; asks for no events."""
 
@@ -146,4 +169,4 @@ class Random(Bot):
         return str(legal[SeedStream(f"{seed}/{request.request_id}").uniform(len(legal))])
 
 
-__all__ = ["Cautious", "CautiousGreedyBot", "Greedy", "Random", "bot_seed"]
+__all__ = ["Cautious", "CautiousGreedyBot", "Greedy", "Random", "Search", "bot_seed"]

@@ -24,6 +24,7 @@ from enum import Enum
 from typing import Any, TypeAlias
 
 import grpc
+from mypy_extensions import mypyc_attr
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.engine import NotationError, parse_action
@@ -384,6 +385,11 @@ class BotHub:
     def pending_count(self, bot: str) -> int:
         return sum(1 for p in self._pending.values() if p.bot == bot)
 
+    def waiting(self, bot: str, request_id: str) -> bool:
+        """Whether ``request_id`` of ``bot`` still waits for its answer."""
+        pending = self._pending.get(request_id)
+        return pending is not None and pending.bot == bot and not pending.future.done()
+
     def version(self, bot: str) -> str:
         return self._versions.get(bot, "")
 
@@ -622,7 +628,7 @@ class BotHub:
         conn = self._bindings.get(key)
         if conn is None or conn.closed:
             conn = self._pick(bot, match_id)
-        if conn is None or not conn.wants_events:
+        if conn is None or (not conn.wants_events and kind not in _ALWAYS_TOLD):
             # Counted all the same, so that the numbering is the same for every listener.
             if kind == "deal_start":
                 encoder.skip(event)
@@ -682,8 +688,12 @@ class BotHub:
 
 #: Events the hub itself must see even for a bot that wants none.
 _NOTED_EVENTS = frozenset({"deal_start", "match_end"})
+#: Events sent even to an instance that asked for none (``omit_events``): two a match, so
+#: that a client can say which matches it plays and how each ended.
+_ALWAYS_TOLD = frozenset({"match_start", "match_end"})
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # the text protocol's and hosted bots' seats
 class RemoteSeat:
     """A seat played by a bot connected to this gateway (the referee's ``Seat`` protocol).
 

@@ -12,6 +12,8 @@ from arena.server.metrics import GatewayMetrics
 
 BOT_SERVICE = "thousand.v1.BotService"
 ORGANISER_SERVICE = "thousand.v1.OrganiserService"
+#: Takes a bot's token or the organiser's; the service decides what each may do.
+HOSTED_SERVICE = "thousand.v1.HostedService"
 
 
 def _refusal(
@@ -47,7 +49,7 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     ) -> grpc.RpcMethodHandler:
         service = handler_call_details.method.lstrip("/").partition("/")[0]
         handler = await continuation(handler_call_details)
-        if handler is None or service not in (BOT_SERVICE, ORGANISER_SERVICE):
+        if handler is None or service not in (BOT_SERVICE, ORGANISER_SERVICE, HOSTED_SERVICE):
             return handler
         identity: Identity = self.auth.identify(handler_call_details.invocation_metadata)
         verdict = identity.verdict

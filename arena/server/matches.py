@@ -26,7 +26,8 @@ import contextlib
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -69,6 +70,8 @@ class RunningMatch:
     task: asyncio.Task[None] | None = None
     result: MatchResult | None = None
     finished: bool = False
+    #: The replay, as compressed JSON, while the gateway keeps it (with the event log).
+    replay: bytes | None = None
 
     def tell(self) -> None:
         """Something new (the match ended): wake the spectators waiting."""
@@ -92,10 +95,17 @@ class MatchManager:
         log_max_bytes: int = LOG_MAX_BYTES,
         admission: Admission | None = None,
         routing_url: str | None = None,
+        store_url: str | None = None,
+        name: str = "gateway",
     ) -> None:
         #: With Redis routing (several gateways serving one pool of bots), a match's bots
         #: are reached here or through Redis, wherever they are connected.
         self.routing_url = routing_url
+        #: A results store (``arena serve --store``) that keeps every finished match, where
+        #: ``arena web`` shows it; its live events go beside it (or to the routing Redis).
+        self.store_url = store_url
+        #: How the results and the live pages name this gateway (its address).
+        self.name = name
         self.hub = hub
         self.registry = registry
         self.on_result = on_result
@@ -179,6 +189,14 @@ class MatchManager:
                 )
             tc = TimeControl(decision_ms=decision_ms, bank_ms=bank_ms, strike_limit=strikes)
         refs = tuple(self._ref(ref) for ref in bots)
+        for ref in refs:
+            if ref.startswith("cmd:"):
+                # A gateway starts no program for whoever holds the organiser token.
+                raise MatchError(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"bot {ref[:80]!r}: a gateway does not run programs; connect the program "
+                    "with thousand-bot run --stdio -- COMMAND and name the bot it plays as",
+                )
         remote = any(ref.startswith(REMOTE_PREFIX) for ref in refs)
         for ref in refs:  # an unknown bot is the first thing to fix
             name = ref.removeprefix(REMOTE_PREFIX)
@@ -250,13 +268,25 @@ class MatchManager:
         from arena.referee.runner import run_match
 
         admitted = False
+        publisher = self._publisher(match.spec)
         try:
             admitted = await self._admit(match)
             hook = match.log.record if match.log is not None else None
+            if publisher is not None:
+                record, push = hook, publisher.push
+
+                def both(event: Mapping[str, Any]) -> None:
+                    if record is not None:
+                        record(event)
+                    push(dict(event) if not isinstance(event, dict) else event)
+
+                hook = both
             match.result = await run_match(match.spec, seats, stop=match.stop, on_event_nowait=hook)
         except Exception:
             log.exception("match %s failed", match.spec.match_id)
         finally:
+            if publisher is not None:
+                publisher.close()
             if admitted:
                 self.admission.release()
             match.finished = True
@@ -267,14 +297,57 @@ class MatchManager:
         result = match.result
         if result is not None:
             log.info("match %s ended: %s %s", result.match_id, result.status, result.scores)
+            if self.store_url is not None and result.status != "aborted":
+                try:
+                    await asyncio.to_thread(self._store, result)
+                except Exception as exc:  # the match is played; its row is what is lost
+                    log.warning("match %s not kept in %s: %s", result.match_id,
+                                self._shown_store(), exc)
             try:
                 if self.on_result is not None:
                     maybe = self.on_result(result)
                     if maybe is not None:
                         await maybe
             finally:
-                # The replay went to the hook; the gateway keeps the summary only.
+                # The replay went to the hook; the gateway keeps the summary, and for its
+                # latest matches the replay packed, for GetMatchResult.
+                if result.replay is not None and match.log is not None:
+                    match.replay = zlib.compress(
+                        json.dumps(result.replay, separators=(",", ":")).encode(), 6)
                 match.result = replace(result, replay=None)
+
+    def _publisher(self, spec: MatchSpec) -> Any:
+        if self.routing_url is None and self.store_url is None:
+            return None
+        from arena.observability.live import gateway_publisher
+
+        return gateway_publisher(spec.match_id, spec.rules, list(spec.bots), worker=self.name,
+                                 redis_url=self.routing_url, db_url=self.store_url)
+
+    def _shown_store(self) -> str:
+        from arena.tournament.store import redact_url
+
+        return redact_url(self.store_url or "")
+
+    def _store(self, result: MatchResult) -> None:
+        """Keep a finished match in the results store: a row of no tournament (the web
+        lists it among the matches, with its replay)."""
+        import time
+        from dataclasses import asdict
+
+        from arena.tournament.model import ResultRecord
+        from arena.tournament.store import shared_store
+
+        assert self.store_url is not None
+        shared_store(self.store_url).insert_result(ResultRecord(
+            match_id=result.match_id, tournament="", index=0, group="", round=0,
+            players=list(result.bots), bots=list(result.bots), seed=result.seed,
+            status=result.status, scores=[int(x) for x in result.scores],
+            ranks=[int(r) for r in result.ranks], deals=int(result.deals),
+            seat_stats=[asdict(st) for st in result.seat_stats],
+            forfeit_seat=result.forfeit_seat, duration_s=float(result.duration_s),
+            finished_at=time.time(), worker=self.name, replay=result.replay,
+        ), with_replay=False)
 
     def _trim(self) -> None:
         """Drop the logs of all but the newest ``keep_logs`` finished matches, and every
@@ -286,6 +359,7 @@ class MatchManager:
             old = self._matches.get(order[len(order) - self.keep_logs - 1])
             if old is not None:
                 old.log = None
+                old.replay = None
 
     async def _admit(self, match: RunningMatch) -> bool:
         """Wait for admission control to give the match a place (False: stopped first,
@@ -363,6 +437,23 @@ class MatchManager:
         if match.task is not None:
             await asyncio.wait({match.task})
         return match.result
+
+    async def result_json(self, match_id: str) -> JSON:
+        """A match's result with its replay, once it has ended (waits for a running one)."""
+        match = self._matches.get(match_id)
+        if match is None:
+            raise MatchError(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r} in this gateway")
+        if match.task is not None:
+            await asyncio.wait({match.task})
+        if match.result is None:
+            raise MatchError(grpc.StatusCode.NOT_FOUND,
+                             f"match {match_id!r} ended without a result (see the gateway's log)")
+        data = match.result.to_json()
+        if match.replay is not None:
+            data["replay"] = json.loads(zlib.decompress(match.replay))
+        else:
+            data.pop("replay", None)
+        return data
 
     def stop(self, match_id: str) -> None:
         """Ask a running match to stop; it ends as ``aborted``."""

@@ -1,4 +1,4 @@
-"""Local service processes: a private Redis, a gateway, SDK bots.
+"""Local service processes: a private Redis, a gateway, SDK bots, Celery workers.
 
 ``arena demo`` and the tests run the platform's real programs as separate processes on free
 loopback ports, exactly as an operator would start them by hand; these classes start one,
@@ -339,6 +339,36 @@ class BotProcess(Service):
         ]  # fmt: skip
         full_env = dict(os.environ, **(env or {}), THOUSAND_BOT_TOKEN=token, PYTHONUNBUFFERED="1")
         return cls(name, cls.spawn(argv, log_path, full_env), log_path)
+
+
+class WorkerProcess(Service):
+    """A Celery worker (``arena worker``) consuming a broker's match queue."""
+
+    @classmethod
+    def start(
+        cls,
+        *,
+        broker: str,
+        log_path: Path,
+        concurrency: int = 2,
+        name: str = "worker",
+        env: Mapping[str, str] | None = None,
+        timeout: float = 60.0,
+    ) -> WorkerProcess:
+        argv = [
+            sys.executable, "-m", "arena.cli", "worker", "--broker", broker, "--pool",
+            "prefork", "--concurrency", str(concurrency), "--hostname", f"{name}@%h",
+            "--loglevel", "INFO",
+        ]  # fmt: skip
+        full_env = dict(os.environ, **(env or {}), PYTHONUNBUFFERED="1")
+        service = cls(name, cls.spawn(argv, log_path, full_env), log_path)
+        try:
+            wait_until(lambda: "ready." in service.log_text() or None, timeout=timeout,
+                       what="the Celery worker", alive=service.alive)
+        except ServiceError:
+            service.kill()
+            raise
+        return service
 
 
 def stop_all(services: Iterable[Service], timeout: float = 10.0) -> None:

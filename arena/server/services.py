@@ -453,6 +453,24 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
             match_id=match_id, seed_commitment=self.matches.seed_commitment(match_id)
         )
 
+    async def GetMatchResult(
+        self,
+        request: organiser_pb2.GetMatchResultRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> organiser_pb2.GetMatchResultResponse:
+        await self._check(context)
+        problem = too_long("match_id", request.match_id, MATCH_ID_MAX)
+        if problem is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+            return organiser_pb2.GetMatchResultResponse()
+        try:
+            data = await self.matches.result_json(request.match_id)
+        except MatchError as exc:
+            await context.abort(exc.code, brief(str(exc)))
+            return organiser_pb2.GetMatchResultResponse()
+        return organiser_pb2.GetMatchResultResponse(
+            result_json=json.dumps(data, separators=(",", ":")))
+
     async def WatchMatch(
         self,
         request: organiser_pb2.WatchMatchRequest,

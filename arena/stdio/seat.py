@@ -7,13 +7,13 @@ awaits before the first deal, so a slow start costs no decision any time), says 
 plays every decision of the seat, and is told ``bye`` and stopped at the end
 (:meth:`StdioSeat.aclose`).
 
-The seat is a gateway's remote seat (:class:`~arena.server.hub.RemoteSeat`) on a hub of
-its own, with the program connected to that hub as the bot's one instance
+The seat plays through a gateway's remote seat (:class:`~arena.server.hub.RemoteSeat`) on
+a hub of its own, with the program connected to that hub as the bot's one instance
 (:class:`~arena.stdio.session.ProgramSession`): its answers are judged, refused, timed
 and cut off exactly as a gRPC bot's are. One difference: a program that has ended cannot
 come back the way a gRPC bot reconnects, so from then on the seat's decisions time out at
 once instead of each waiting out the clock; they cost the same strikes, and the match
-reaches its end (a forfeit at the strike limit) without waiting for nobody.
+reaches its end (a forfeit at the strike limit) without waiting for anybody.
 
 For a sandbox (or anything else that starts processes its own way), the interface:
 
@@ -36,19 +36,17 @@ For a sandbox (or anything else that starts processes its own way), the interfac
 * ``await seat.prepare()`` starts it, ``await seat.aclose()`` stops it (both idempotent).
 
 To run a program as an instance of a bot registered on a gateway instead (many matches
-through one process), connect a :class:`~arena.stdio.session.ProgramSession` to the
-gateway's hub.
+through one process), open a :class:`~arena.stdio.session.ProgramSession` on the
+gateway's hub (``ProgramSession(hub, name, BotProgram(argv, launcher=...),
+expected_name=name)``, then ``await session.open()``; ``await session.close(reason)`` ends
+it, and its ``status`` is the same as a seat's).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import shlex
-import shutil
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from thousand_bot.stdio.program import BotProgram, Launcher, LogSink, Transcript
@@ -57,8 +55,10 @@ from thousand_bot.stdio.protocol import encode_request
 from arena.engine.game import Game
 from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, new_future
+from arena.referee.errors import fail_decision
 from arena.server.hub import BotHub, RemoteSeat
 from arena.server.limits import StreamLimits, escape
+from arena.stdio.command import parse_command, program_problem
 from arena.stdio.session import (
     OK,
     RUNNING,
@@ -70,41 +70,8 @@ from arena.stdio.session import (
 
 log = logging.getLogger("arena.stdio")
 
-#: The bot reference of a program: ``cmd:`` and its command line.
-PREFIX = "cmd:"
 #: Standard error a seat's program may write per match before the rest is dropped.
 LOG_MAX_BYTES = 1 << 20
-
-
-def parse_command(ref: str) -> list[str]:
-    """The command line of a ``cmd:`` reference, split as a shell splits it (no shell
-    runs it); ValueError when there is none or its quotes do not close."""
-    text = ref[len(PREFIX):] if ref.startswith(PREFIX) else ref
-    try:
-        argv = shlex.split(text)
-    except ValueError as exc:
-        raise ValueError(f"bot reference {ref!r}: {exc}") from None
-    if not argv:
-        raise ValueError(f"bot reference {ref!r}: give the program's command after {PREFIX}")
-    return argv
-
-
-def program_problem(argv: Sequence[str], cwd: str | None = None) -> str | None:
-    """Why the program of ``argv`` cannot be run from here (no such file, not
-    executable), or None: said before a match starts rather than as a match of timeouts."""
-    program = argv[0]
-    if "/" in program:
-        path = Path(cwd or ".") / program
-        if not path.exists():
-            return f"no program {program}" + (
-                " (build it first?)" if not path.suffix else ""
-            )
-        if path.is_dir() or not os.access(path, os.X_OK):
-            return f"{program} is not an executable program"
-        return None
-    if shutil.which(program) is None:
-        return f"no program {program!r} on the PATH"
-    return None
 
 
 def _log_sink(name: str) -> LogSink:
@@ -114,8 +81,12 @@ def _log_sink(name: str) -> LogSink:
     return sink
 
 
-class StdioSeat(RemoteSeat):
-    """A seat played by a bot program (see the module's docstring)."""
+class StdioSeat:
+    """A seat played by a bot program (see the module's docstring).
+
+    It holds a :class:`RemoteSeat` rather than being one (a compiled class takes no
+    interpreted subclass): events go through it, to be numbered and skipped as for a
+    remote bot; requests are written here, as text."""
 
     in_process = False
 
@@ -134,7 +105,11 @@ class StdioSeat(RemoteSeat):
         hello_timeout_s: float | None = None,
         exit_grace_s: float = 2.0,
     ) -> None:
-        super().__init__(BotHub(limits), name)
+        self.hub = BotHub(limits)
+        self.bot = self.name = name
+        self._remote = RemoteSeat(self.hub, name)
+        #: Events only go onto the program's outgoing queue: the referee need not wait.
+        self.on_event_nowait = self._remote.on_event_nowait
         self.program = BotProgram(
             argv, launcher=launcher, cwd=cwd, env=env, stderr=log or _log_sink(name),
             stderr_max_bytes=log_max_bytes, transcript=transcript,
@@ -186,8 +161,7 @@ class StdioSeat(RemoteSeat):
         """The program is gone: what it was asked and had not answered times out now."""
         why = f"the bot's program {status.detail or status.state}"
         for future in list(self._waiting.values()):
-            if not future.done():
-                future.set_exception(TimeoutError(why))
+            fail_decision(future, TimeoutError(why))
 
     # --- decisions ---------------------------------------------------------------------
 
@@ -206,7 +180,8 @@ class StdioSeat(RemoteSeat):
             loop = stalls.loop if stalls is not None else asyncio.get_running_loop()
             future: asyncio.Future[str] = new_future(loop)
             status = self.session.status
-            future.set_exception(TimeoutError(f"the bot's program {status.detail or status.state}"))
+            why = f"the bot's program {status.detail or status.state}"
+            fail_decision(future, TimeoutError(why))
             return future
         if self._opening is None:  # a seat used without prepare(): started on first use
             self._opening = asyncio.ensure_future(self.session.open())
@@ -245,7 +220,13 @@ class StdioSeat(RemoteSeat):
                             clock)
 
     async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
-        return await self.submit_clocked(request, clock)
+        answer: Any = await self.submit_clocked(request, clock)
+        if isinstance(answer, BaseException):  # handed over by errors.fail_decision
+            raise answer
+        return str(answer)
 
     async def decide(self, request: DecisionRequest) -> str:
-        return await self.submit_clocked(request, BotClock())
+        return await self.decide_clocked(request, BotClock())
+
+    async def on_event(self, match_id: str, event: JSON) -> None:
+        self._remote.on_event_nowait(match_id, event)

@@ -27,7 +27,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -77,10 +77,6 @@ STATES = (STARTING, RUNNING, OK, START_FAILED, CRASHED, TIMEOUT, PROTOCOL_ERROR)
 ANSWER_READ_MAX = 1024
 #: How long a program that closed its output may take to exit before it is killed.
 EXIT_WAIT_S = 2.0
-
-#: Error codes that refuse a line outside any decision (malformed and illegal answers are
-#: a decision's, counted by the referee).
-_REFUSALS = frozenset({bot_pb2.ERROR_CODE_UNKNOWN_REQUEST, bot_pb2.ERROR_CODE_PROTOCOL})
 
 #: Why a hub ended a connection, as the state of the program's session.
 _CUT_STATES = {
@@ -138,7 +134,11 @@ class _Lines:
             return grpc.aio.EOF
         written = session.written
         if written:
-            session.last_id = written.popleft()
+            request_id = session.last_id = written.popleft()
+            if not session.hub.waiting(session.bot, request_id):
+                session.refuse(f"an answer to request {request_id} after its time ran out")
+        else:
+            session.refuse("a line while no request was waiting for an answer")
         message = bot_pb2.PlayRequest()
         decision = message.decision
         decision.request_id = session.last_id
@@ -296,8 +296,6 @@ class ProgramSession:
                         break
                 else:
                     assert isinstance(item, bot_pb2.PlayResponse)
-                    if item.HasField("error") and item.error.code in _REFUSALS:
-                        self._refused(item.error.reason)
                     if not program.write(_message_text(item)):
                         break
                 if program.unsent_bytes():
@@ -312,10 +310,11 @@ class ProgramSession:
             log.exception("bot %s: writing to its program failed", self.bot)
         conn.end(None)
 
-    def _refused(self, reason: str) -> None:
+    def refuse(self, reason: str) -> None:
+        """Count a line the hub is about to refuse outside any decision."""
         self.refused += 1
         if len(self.refusals) < 5:
-            self.refusals.append(f"a line refused: {reason}")
+            self.refusals.append(f"refused {reason}")
 
     async def _sweep(self, conn: Connection) -> None:
         """A pipe the program stopped reading is found as a stream the bot stopped reading
@@ -380,10 +379,6 @@ class ProgramSession:
         if self._supervisor is not None:
             await asyncio.shield(self._supervisor)
         return self.status
-
-    def with_detail(self, state: str, detail: str) -> ProgramStatus:
-        """The status with another state and line (the seat's own findings)."""
-        return replace(self.status, state=state, detail=detail)
 
 
 def _request_text(message: bytes) -> tuple[bytes, str]:

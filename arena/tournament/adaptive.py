@@ -28,11 +28,13 @@ log = logging.getLogger(__name__)
 SPRT_ROUND_SETS = 8
 
 
-def pair_score(rec: ResultRecord, a: str, b: str) -> float:
-    """A's score against B in one game: 1 if A finished ahead, 0.5 level, 0 behind."""
-    ra = rec.ranks[rec.players.index(a)]
-    rb = rec.ranks[rec.players.index(b)]
-    return 1.0 if ra < rb else 0.5 if ra == rb else 0.0
+def pair_score(rec: ResultRecord, a: str, b: str, *, adjusted: bool = False) -> float:
+    """A's score against B in one game: 1 if A finished ahead, 0.5 level, 0 behind; with
+    ``adjusted``, minus A's luck against B in the deals (see ``docs/ratings.md``)."""
+    sa, sb = rec.players.index(a), rec.players.index(b)
+    ra, rb = rec.ranks[sa], rec.ranks[sb]
+    score = 1.0 if ra < rb else 0.5 if ra == rb else 0.0
+    return score - rec.seat_luck(sa, sb) if adjusted else score
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,11 @@ class SprtOutcome:
     sets: int
     games: int
     result: SprtResult | None
+    #: The same test on the other basis (raw when the test is luck-adjusted), shown beside.
+    other: SprtResult | None = None
+    adjusted: bool = False
+    #: The luck models of the games counted (short digests), named when adjusted.
+    models: tuple[str, ...] = ()
 
     @property
     def decision(self) -> str:
@@ -55,7 +62,13 @@ class SprtOutcome:
             Decision.H0: f"{candidate} is not stronger than {baseline} (H0 accepted)",
             Decision.CONTINUE: "no decision within the maximum number of sets",
         }[self.result.decision]
-        return f"SPRT after {self.sets} sets ({self.games} games): {verdict}; {self.result}"
+        basis = ""
+        if self.adjusted:
+            basis = ", luck-adjusted" + (f" by {', '.join(self.models)}" if self.models else "")
+        line = f"SPRT after {self.sets} sets ({self.games} games{basis}): {verdict}; {self.result}"
+        if self.other is not None:
+            line += f" [{'raw' if self.adjusted else 'luck-adjusted'}: {self.other}]"
+        return line
 
 
 class SprtFormat:
@@ -84,7 +97,8 @@ class SprtFormat:
         self.max_sets = spec.sets
         games = len(self.seatings)
         self.support = [i / (2 * games) for i in range(2 * games + 1)]
-        self.outcome = SprtOutcome(0, 0, None)
+        self.adjusted = spec.luck_adjusted
+        self.outcome = SprtOutcome(0, 0, None, adjusted=self.adjusted)
 
     def planned_total(self) -> int | None:
         return None
@@ -95,6 +109,8 @@ class SprtFormat:
     def next_batch(self, done: Mapping[str, ResultRecord]) -> list[ScheduledMatch] | None:
         b = _Builder(self.spec)
         set_scores: list[float] = []
+        other_scores: list[float] = []
+        models: set[str] = set()
         played = 0
         rounds = math.ceil(self.max_sets / SPRT_ROUND_SETS)
         for rnd in range(rounds):
@@ -104,18 +120,33 @@ class SprtFormat:
             if not all(m.match_id in done for m in batch):
                 return batch
             for games in sets:
-                scores = [
-                    pair_score(done[m.match_id], self.candidate, self.baseline) for m in games
-                ]
-                set_scores.append(sum(scores) / len(scores))
+                recs = [done[m.match_id] for m in games]
+                set_scores.append(self.set_score(recs, adjusted=self.adjusted))
+                other_scores.append(self.set_score(recs, adjusted=not self.adjusted))
                 played += 1
-                result = self.sprt.scores(
-                    set_scores, games_per_sample=len(games), support=self.support
-                )
-                self.outcome = SprtOutcome(played, played * len(games), result)
+                result = self.test(set_scores, len(games), adjusted=self.adjusted)
+                other = (self.test(other_scores, len(games), adjusted=not self.adjusted)
+                         if self.adjusted or any(r.luck is not None for r in recs) else None)
+                models.update(str(r.luck["model"]) for r in recs
+                              if isinstance(r.luck, dict) and "model" in r.luck)
+                self.outcome = SprtOutcome(played, played * len(games), result, other,
+                                           self.adjusted, tuple(sorted(models)))
                 if result.decision != Decision.CONTINUE:
                     return None
         return None
+
+
+    def set_score(self, games: Sequence[ResultRecord], *, adjusted: bool) -> float:
+        """The sample of one set: the candidate's mean (adjusted) score against the baseline."""
+        scores = [pair_score(r, self.candidate, self.baseline, adjusted=adjusted) for r in games]
+        return sum(scores) / len(scores)
+
+    def test(self, set_scores: Sequence[float], games: int, *, adjusted: bool) -> SprtResult:
+        """The GSPRT on the set scores so far; adjusted scores are not confined to the
+        grid of k/2n values, so they are tested as they come."""
+        if adjusted:
+            return self.sprt.scores(set_scores, games_per_sample=games, adjusted=True)
+        return self.sprt.scores(set_scores, games_per_sample=games, support=self.support)
 
 
 # ---------------------------------------------------------------------------------------
@@ -181,6 +212,7 @@ class LeagueFormat:
         spec: TournamentSpec,
         plans: PlanMemory | None = None,
         reload: Callable[[], Sequence[Participant]] | None = None,
+        pin: Callable[[Sequence[Participant]], list[Participant]] | None = None,
     ) -> None:
         assert spec.sets is not None
         self.spec = spec
@@ -188,6 +220,8 @@ class LeagueFormat:
         self.seatings = seatings_for(spec.seats, spec.format.seatings)
         self.plans = plans or MemoryPlans()
         self.reload = reload or self._reload_from_file
+        #: Pins the hosted participants of each round to their latest passing version.
+        self.pin = pin
         self.participants: list[Participant] = list(spec.participants)
         self.league = LiveLeague(seats=spec.seats)
         self._plan_sizes: list[int] = []
@@ -249,6 +283,8 @@ class LeagueFormat:
             plan = self.plans.get(rnd)
             if plan is None:
                 self.participants = list(self.reload())
+                if self.pin is not None:
+                    self.participants = self.pin(self.participants)
                 fresh = self.pair(rnd, league, next_index, next_set)
                 if not fresh:
                     self.league = league
@@ -259,8 +295,12 @@ class LeagueFormat:
                 return plan
             for m in plan:
                 rec = done[m.match_id]
+                n = len(rec.players)
+                luck = ([sum(rec.seat_luck(a, b) for b in range(n)) for a in range(n)]
+                        if self.spec.luck_adjusted else None)
                 league.update(
-                    GameResult(tuple(rec.players), tuple(rec.scores), tuple(rec.ranks), rec.group)
+                    GameResult(tuple(rec.players), tuple(rec.scores), tuple(rec.ranks), rec.group),
+                    luck,
                 )
             next_index = max(m.index for m in plan) + 1
             next_set += len({m.group for m in plan})

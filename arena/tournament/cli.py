@@ -9,6 +9,7 @@ Ctrl-C and 143 by SIGTERM, results kept (run the same command to resume).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import signal
@@ -186,6 +187,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--max-matches", type=int, help="stop after playing this many matches (resume later)"
+    )
+    run.add_argument(
+        "--luck-adjusted",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="an SPRT decides, and a league pairs, on luck-adjusted results (override the "
+        "spec's luck_adjusted)",
     )
     run.add_argument(
         "--metrics-port",
@@ -483,6 +491,8 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         spec = spec.with_overrides(
             executor=executor, workers=args.workers, db=args.db, broker=args.broker
         )
+        if args.luck_adjusted is not None:
+            spec = dataclasses.replace(spec, luck_adjusted=args.luck_adjusted)
         problems = spec_preflight(spec)
         if problems:
             raise SpecError(problems, spec.source)

@@ -84,17 +84,22 @@ def routing_url_from_env() -> str | None:
     return None
 
 
-def play_match_result(
+def play_match_runs(
     match: ScheduledMatch,
     routing_url: str | None = None,
     *,
     db_url: str | None = None,
     executor: str = "inline",
-) -> MatchResult:
-    """Play a match with the referee; ``remote:NAME`` seats go through Redis when configured.
+) -> tuple[MatchResult, list[Any]]:
+    """Play a match with the referee; ``remote:NAME`` seats go through Redis when
+    configured, ``hosted:NAME@HASH`` seats run in sandboxes here (their versions fetched
+    from the results store ``db_url``). Returns the result and the hosted seats' runs
+    (:class:`~arena.hosted.status.SeatRun`).
 
     The match's public events are published live (through Redis when ``routing_url`` is
-    set, else into the spool directory of ``db_url``) for ``arena web`` to show.
+    set, else into the spool directory of ``db_url``) for ``arena web`` to show. A match
+    voided by the platform (a sandbox that failed) is played again; after a few failures
+    in a row :class:`~arena.hosted.seat.PlatformFault` says why.
     """
     from arena.observability.live import publishing
     from arena.referee.runner import run_match_sync
@@ -106,7 +111,28 @@ def play_match_result(
         resolver = routing_resolver(routing_url)
     with publishing(match, executor=executor, worker=worker_identity(),
                     redis_url=routing_url, db_url=db_url) as on_event:
-        return run_match_sync(match.spec, resolver, on_event, labels=match.players)
+        if any(b.startswith("hosted:") for b in match.spec.bots):
+            from arena.hosted.play import HostedBots, play_hosted_sync
+
+            if db_url is None:
+                raise ExecutorConfigError("hosted bots need the results store (db)")
+            result, runs = play_hosted_sync(
+                match.spec, HostedBots.for_url(db_url), resolver, on_event=on_event,
+                labels=match.players,
+            )
+            return result, list(runs)
+        return run_match_sync(match.spec, resolver, on_event, labels=match.players), []
+
+
+def play_match_result(
+    match: ScheduledMatch,
+    routing_url: str | None = None,
+    *,
+    db_url: str | None = None,
+    executor: str = "inline",
+) -> MatchResult:
+    """:func:`play_match_runs` without the hosted seats' runs."""
+    return play_match_runs(match, routing_url, db_url=db_url, executor=executor)[0]
 
 
 def play_record(
@@ -117,10 +143,25 @@ def play_record(
     executor: str = "inline",
 ) -> ResultRecord:
     """Play and wrap the outcome as a store row (not yet stored)."""
-    result = play_match_result(match, routing_url, db_url=db_url, executor=executor)
-    return ResultRecord.from_result(
+    result, runs = play_match_runs(match, routing_url, db_url=db_url, executor=executor)
+    rec = ResultRecord.from_result(
         match, result, finished_at=time.time(), worker=worker_identity()
     )
+    rec.seat_runs = runs
+    return rec
+
+
+def store_record(store: ResultStore, rec: ResultRecord) -> tuple[ResultRecord, bool]:
+    """Write a played match once, with its hosted seats' runs (see :func:`play_record`);
+    the stored row and whether this call wrote it."""
+    stored, wrote = store.insert_result(rec, with_replay=False)
+    if wrote and rec.seat_runs:
+        from arena.hosted.store import HostedStore
+
+        for note in HostedStore(store).record_runs(rec.match_id, rec.seat_runs,
+                                                   rec.finished_at):
+            log.warning("%s", note)
+    return stored, wrote
 
 
 def storable(rec: ResultRecord) -> bool:
@@ -130,7 +171,7 @@ def storable(rec: ResultRecord) -> bool:
 
 def _light_row(rec: ResultRecord) -> JSON:
     """A stored row without its replay, as plain data (it crosses a process boundary)."""
-    return dataclasses.asdict(dataclasses.replace(rec, replay=None))
+    return dataclasses.asdict(dataclasses.replace(rec, replay=None, seat_runs=[]))
 
 
 def play_and_store(
@@ -155,7 +196,7 @@ def play_and_store(
     rec = play_record(match, routing_url, db_url=db_url, executor=executor)
     if not storable(rec):
         return {**rec.summary_json(), "played": True, "written": False, "row": None}
-    stored, wrote = store.insert_result(rec, with_replay=False)
+    stored, wrote = store_record(store, rec)
     return {**stored.summary_json(), "played": True, "written": wrote, "row": _light_row(stored)}
 
 
@@ -190,7 +231,7 @@ def play_and_store_many(
             continue
         played += 1
         if storable(rec):
-            _, wrote = store.insert_result(rec, with_replay=False)
+            _, wrote = store_record(store, rec)
             written += int(wrote)
     return {"matches": len(matches), "played": played, "written": written, "failed": failed}
 
@@ -275,7 +316,7 @@ class InlineExecutor(Executor):
             except Exception as exc:
                 raise ExecutorError(f"match {m.index} ({m.match_id}) failed: {exc}") from exc
             if storable(rec):
-                stored, _ = store.insert_result(rec, with_replay=False)
+                stored, _ = store_record(store, rec)
                 on_result(stored)
 
 

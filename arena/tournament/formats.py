@@ -347,7 +347,13 @@ def make_format(spec: TournamentSpec, store: ResultStore | None = None) -> Forma
     if t == "league":
         from arena.tournament.adaptive import LeagueFormat, StorePlans
 
-        return LeagueFormat(spec, StorePlans(store, spec.name) if store is not None else None)
+        pin = None
+        if store is not None and spec.has_hosted:
+            from arena.hosted.specs import league_pin
+
+            pin = league_pin(store)
+        return LeagueFormat(spec, StorePlans(store, spec.name) if store is not None else None,
+                            pin=pin)
     raise ValueError(f"unknown format {t!r}")
 
 

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from arena.ratings import GameTable, PairData, ratings_table
+from arena.ratings import GameTable, RatingRow, ratings_table
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import DEFAULT_DB
 from arena.tournament.store import ResultStore, StoreError, StoreUnavailable
@@ -45,21 +45,57 @@ class LeaderRow:
     illegal: int
     strikes: int
     forfeits: int
-    #: False when the results bound no rating difference between this player and some
-    #: other: one side won every game against the other (directly or through a chain), so
-    #: the rating there is the prior's, and the bootstrap interval measures nothing.
+    #: False when the results set no bound on this player's rating: it won (or lost) every
+    #: game against the others (directly or through a chain), so its rating is the prior's
+    #: and a bootstrap interval would measure nothing. Others keep their intervals.
     bounded: bool = True
+    #: The same rating from luck-adjusted results (NaN when no game has a luck value).
+    adj_rating: float = math.nan
+    adj_ci_low: float = math.nan
+    adj_ci_high: float = math.nan
+    adj_bounded: bool = False
 
     def to_json(self) -> dict[str, object]:
         data = asdict(self)
-        for key in ("rating", "ci_low", "ci_high", "mean_score", "win_rate"):
+        for key in ("rating", "ci_low", "ci_high", "mean_score", "win_rate", "adj_rating",
+                    "adj_ci_low", "adj_ci_high"):
             value = data[key]
             data[key] = None if value is None or not math.isfinite(value) else round(value, 4)
         return data
 
 
+@dataclass(frozen=True)
+class LuckSummary:
+    """Which luck models adjusted a leaderboard's games, and how many of them."""
+
+    games: int
+    adjusted: int
+    models: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"games": self.games, "adjusted": self.adjusted, "models": list(self.models)}
+
+    def line(self) -> str:
+        if not self.adjusted:
+            return "luck-adjusted: no game has a luck value (no luck model for these rules)"
+        models = ", ".join(self.models)
+        return (f"luck-adjusted: {self.adjusted} of {self.games} games, luck model {models} "
+                "(arena ratings luck-model; docs/ratings.md)")
+
+
+def luck_summary(records: Sequence[ResultRecord]) -> LuckSummary:
+    models: set[str] = set()
+    adjusted = 0
+    for r in records:
+        if isinstance(r.luck, dict) and "model" in r.luck:
+            adjusted += 1
+            models.add(str(r.luck["model"]))
+    return LuckSummary(len(records), adjusted, tuple(sorted(models)))
+
+
 def game_table(records: Sequence[ResultRecord]) -> GameTable:
-    """Results as the array form the ratings need (scales to millions of rows)."""
+    """Results as the array form the ratings need (scales to millions of rows), with the
+    luck of each game's seat pairs (0 where a game has none)."""
     names = sorted({p for r in records for p in r.players})
     index = {p: i for i, p in enumerate(names)}
     n = len(records)
@@ -75,9 +111,18 @@ def game_table(records: Sequence[ResultRecord]) -> GameTable:
         scores[g, :k] = r.scores
         groups[g] = group_ids.setdefault((r.tournament, r.group), len(group_ids))
     width = max(2, max((len(r.players) for r in records), default=2))
-    return GameTable.from_arrays(
+    table = GameTable.from_arrays(
         names, seats[:, :width], ranks[:, :width], groups, scores[:, :width]
     )
+    pairs = [(a, b) for a in range(width) for b in range(a + 1, width)]
+    luck = np.zeros((n, len(pairs)))
+    for g, r in enumerate(records):
+        if r.luck is None:
+            continue
+        for k, (a, b) in enumerate(pairs):
+            if b < len(r.players):
+                luck[g, k] = r.seat_luck(a, b)
+    return table.with_luck(luck)
 
 
 def compute_leaderboard(
@@ -89,7 +134,10 @@ def compute_leaderboard(
         return []
     table = game_table(recs)
     rated = ratings_table(table, n_bootstrap=n_bootstrap, seed=seed)
-    bounded = _bounded_players(table)
+    adjusted: dict[str, RatingRow] = {}
+    if any(r.luck is not None for r in recs):
+        adjusted = {row.player: row for row in ratings_table(
+            table, n_bootstrap=n_bootstrap, seed=seed, adjusted=True)}
     counts: dict[str, dict[str, int]] = {}
     bots: dict[str, str] = {}
     for r in recs:
@@ -106,6 +154,7 @@ def compute_leaderboard(
     rows = []
     for i, row in enumerate(rated, start=1):
         c = counts.get(row.player, {})
+        adj = adjusted.get(row.player)
         rows.append(
             LeaderRow(
                 rank=i,
@@ -121,31 +170,14 @@ def compute_leaderboard(
                 illegal=c.get("illegal", 0),
                 strikes=c.get("strikes", 0),
                 forfeits=c.get("forfeits", 0),
-                bounded=row.player in bounded,
+                bounded=row.bounded,
+                adj_rating=adj.rating if adj else math.nan,
+                adj_ci_low=adj.ci_low if adj else math.nan,
+                adj_ci_high=adj.ci_high if adj else math.nan,
+                adj_bounded=adj.bounded if adj else False,
             )
         )
     return rows
-
-
-def _bounded_players(table: GameTable) -> set[str]:
-    """The players whose rating the results bound, without the prior.
-
-    The maximum-likelihood ratings exist exactly when the graph "i scored at least half a
-    point against j" is strongly connected (Zermelo; Hunter 2004). Otherwise the players
-    split into groups, one of which won every game against another; ratings across them
-    are whatever the prior's virtual draw makes them, and every bootstrap replicate
-    agrees, so a narrow interval there would be a false precision. With one group every
-    player is bounded; with several, none is (the mean-0 scale ties them together).
-    """
-    from scipy.sparse.csgraph import connected_components
-
-    pairs = PairData.from_table(table)
-    wins, _ = pairs.totals()
-    played = (wins + wins.T) > 0
-    if not played.any():
-        return set()
-    groups, _ = connected_components(wins > 0, directed=True, connection="strong")
-    return set(pairs.players) if groups == 1 else set()
 
 
 def load_records(store: ResultStore, tournament: str | None) -> list[ResultRecord]:
@@ -154,29 +186,40 @@ def load_records(store: ResultStore, tournament: str | None) -> list[ResultRecor
         if tournament not in known:
             names = ", ".join(sorted(known)) or "none"
             raise StoreError(f"no tournament '{tournament}' in {store.url} (tournaments: {names})")
-    return list(store.iter_results(tournament))
+        return list(store.iter_results(tournament))
+    # Matches a gateway kept (arena serve --store) belong to no tournament: each has rules
+    # and a field of its own, and rating them together with a tournament would mislead.
+    return [r for r in store.iter_results(None) if r.tournament]
 
 
 def _num(value: float, digits: int = 1) -> str:
     return "-" if not math.isfinite(value) else f"{value:.{digits}f}"
 
 
-def _interval(r: LeaderRow) -> str:
+def interval_text(rating: float, low: float, high: float, bounded: bool) -> str:
     """The interval as its bounds and their distance from the rating: bootstrap intervals
     are seldom symmetric, and a lopsided one written as ``± half-width`` puts the rating
-    where it is not."""
-    bounds, spread = _interval_parts(r)
+    where it is not. Every view (this table, the web pages, the HTML report) shows this."""
+    bounds, spread = interval_parts(rating, low, high, bounded)
     return f"{bounds}  {spread}" if spread else bounds
 
 
-def _interval_parts(r: LeaderRow) -> tuple[str, str]:
+def interval_parts(rating: float, low: float, high: float, bounded: bool) -> tuple[str, str]:
     """The interval's bounds, and their distances below and above the rating."""
-    if not r.bounded:
+    if not bounded:
         return "unbounded (see below)", ""
-    if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
+    if not (math.isfinite(low) and math.isfinite(high)):
         return "-", ""
-    below, above = r.rating - r.ci_low, r.ci_high - r.rating
-    return f"[{_num(r.ci_low)}, {_num(r.ci_high)}]", f"-{_num(below)} +{_num(above)}"
+    below, above = rating - low, high - rating
+    return f"[{_num(low)}, {_num(high)}]", f"-{_num(below)} +{_num(above)}"
+
+
+def _interval(r: LeaderRow) -> str:
+    return interval_text(r.rating, r.ci_low, r.ci_high, r.bounded)
+
+
+def has_adjusted(rows: Sequence[LeaderRow]) -> bool:
+    return any(math.isfinite(r.adj_rating) for r in rows)
 
 
 def _aligned(cells: Sequence[str], sep: str) -> list[str]:
@@ -193,16 +236,21 @@ def _aligned(cells: Sequence[str], sep: str) -> list[str]:
 
 
 def unbounded_note(rows: Sequence[LeaderRow]) -> str | None:
-    """Why the intervals are missing, when the results bound no rating difference."""
-    if not rows or all(r.bounded for r in rows):
+    """Why some intervals are missing: who the results do not bound, and why."""
+    loose = [r.player for r in rows if not r.bounded]
+    if has_adjusted(rows):
+        loose += [f"{r.player} (adjusted)" for r in rows
+                  if math.isfinite(r.adj_rating) and not r.adj_bounded and r.bounded]
+    if not rows or not loose:
         return None
     import textwrap
 
     return textwrap.fill(
-        "No interval: some players won every game against others (directly or through a "
-        "chain), so the results set no bound on how far apart they are; the ratings shown "
-        "come from the prior (one virtual draw a player). More games between them, or "
-        "closer opponents, give intervals.", width=90)
+        f"No interval for {', '.join(loose)}: won or lost every game against the others "
+        "(directly or through a chain), so the results set no bound on how far apart they "
+        "are; the rating shown comes from the prior (one virtual draw a player). The other "
+        "players' ratings are measured among themselves (their mean is 0) and keep their "
+        "intervals. More games, or closer opponents, give intervals.", width=90)
 
 
 def format_table(rows: Sequence[LeaderRow]) -> str:
@@ -210,7 +258,9 @@ def format_table(rows: Sequence[LeaderRow]) -> str:
 
     The interval takes two columns, its bounds and their distances from the rating, each
     padded so the brackets and signs line up: written as one cell, the distances ran into
-    the column after it."""
+    the column after it. The luck-adjusted rating and interval follow the raw ones when the
+    games have luck values."""
+    adjusted = has_adjusted(rows)
     head: tuple[str, ...] = (
         "#",
         "player",
@@ -225,18 +275,23 @@ def format_table(rows: Sequence[LeaderRow]) -> str:
         "strikes",
         "forfeits",
     )
-    parts = [_interval_parts(r) for r in rows]
+    right = {0, 2, 5, 6, 7, 8, 9, 10, 11}
+    parts = [interval_parts(r.rating, r.ci_low, r.ci_high, r.bounded) for r in rows]
     bounds = _aligned([b for b, _ in parts], ", ")
     spreads = _aligned([d for _, d in parts], " ")
+    adj_parts = [interval_parts(r.adj_rating, r.adj_ci_low, r.adj_ci_high, r.adj_bounded)
+                 for r in rows]
+    adj_bounds = _aligned([b for b, _ in adj_parts], ", ")
+    adj_spreads = _aligned([d for _, d in adj_parts], " ")
     body: list[tuple[str, ...]] = []
-    for r, ci, spread in zip(rows, bounds, spreads, strict=True):
+    for i, r in enumerate(rows):
         body.append(
             (
                 str(r.rank),
                 r.player,
                 _num(r.rating),
-                ci,
-                spread,
+                bounds[i],
+                spreads[i],
                 str(r.games),
                 _num(r.mean_score),
                 _num(100 * r.win_rate),
@@ -246,22 +301,29 @@ def format_table(rows: Sequence[LeaderRow]) -> str:
                 str(r.forfeits),
             )
         )
+    blank = [] if any(spreads) else [4]  # no interval at all: no column of blanks
+    if adjusted:
+        head = (*head[:5], "adjusted", "adjusted 95% CI", "-/+", *head[5:])
+        right = {i + 3 if i >= 5 else i for i in right} | {5}
+        body = [(*b[:5], _num(r.adj_rating), adj_bounds[i], adj_spreads[i], *b[5:])
+                for i, (b, r) in enumerate(zip(body, rows, strict=True))]
+        if not any(adj_spreads):
+            blank.append(7)
     widths = [
         max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)
     ]
-    right = {0, 2, 5, 6, 7, 8, 9, 10, 11}
+    if blank:
+        keep = [i for i in range(len(head)) if i not in blank]
+        head = tuple(head[i] for i in keep)
+        body = [tuple(b[i] for i in keep) for b in body]
+        widths = [widths[i] for i in keep]
+        right = {keep.index(i) for i in right if i in keep}
 
     def fmt(cells: Sequence[str]) -> str:
         return "  ".join(
             c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(cells)
         ).rstrip()
 
-    if not any(spreads):  # no interval at all: no column of blanks
-        keep = [i for i in range(len(head)) if i != 4]
-        head = tuple(head[i] for i in keep)
-        body = [tuple(b[i] for i in keep) for b in body]
-        widths = [widths[i] for i in keep]
-        right = {keep.index(i) for i in right}
     lines = [fmt(head), fmt(["-" * w for w in widths])]
     lines.extend(fmt(b) for b in body)
     return "\n".join(lines)
@@ -282,6 +344,10 @@ CSV_FIELDS = (
     "strikes",
     "forfeits",
     "bounded",
+    "adj_rating",
+    "adj_ci_low",
+    "adj_ci_high",
+    "adj_bounded",
 )
 
 
@@ -344,6 +410,7 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
         print(f"arena leaderboard: {exc}", file=sys.stderr)
         return 2
     rows = compute_leaderboard(records, n_bootstrap=args.bootstrap)
+    luck = luck_summary(records)
     pooled = sorted({r.tournament for r in records}) if args.tournament is None else [
         args.tournament]
     if args.json:
@@ -352,6 +419,7 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
             "tournaments": pooled,
             "matches": len(records),
             "rows": [r.to_json() for r in rows],
+            "luck": luck.to_json(),
         }
         print(json.dumps(payload, indent=2))
     elif args.csv:
@@ -364,6 +432,7 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
         note = unbounded_note(rows)
         if note:
             print(note)
+        print(luck.line())
     if (args.json or args.csv) and len(pooled) > 1:
         # The table says it in its first line; CSV and JSON have none, so stderr does.
         print(f"arena leaderboard: {len(pooled)} tournaments pooled into one rating "

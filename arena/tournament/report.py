@@ -22,7 +22,11 @@ from arena.tournament.leaderboard import (
     LeaderRow,
     compute_leaderboard,
     game_table,
+    has_adjusted,
+    interval_text,
     load_records,
+    luck_summary,
+    unbounded_note,
 )
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import DEFAULT_DB
@@ -53,7 +57,10 @@ def rating_svg(rows: Sequence[LeaderRow], *, width: int = 760) -> str:
         return "<p class='muted'>no ratings yet</p>"
     row_h, top, bottom, left, right = 26, 18, 34, 170, 70
     height = top + bottom + row_h * len(rows)
-    values = [v for r in rows for v in (r.rating, r.ci_low, r.ci_high) if math.isfinite(v)]
+    values: list[float] = [
+        v for r in rows for v in (r.rating, *((r.ci_low, r.ci_high) if r.bounded else ()))
+        if math.isfinite(v)
+    ]
     lo, hi = min([*values, 0.0]), max([*values, 0.0])
     pad = max(10.0, (hi - lo) * 0.05)
     lo, hi = lo - pad, hi + pad
@@ -87,7 +94,7 @@ def rating_svg(rows: Sequence[LeaderRow], *, width: int = 760) -> str:
         cy = top + row_h * i + row_h / 2
         name = html.escape(r.player)
         parts.append(f'<text x="{left - 10}" y="{cy + 4:.1f}" text-anchor="end">{name}</text>')
-        if math.isfinite(r.ci_low) and math.isfinite(r.ci_high):
+        if r.bounded and math.isfinite(r.ci_low) and math.isfinite(r.ci_high):
             parts.append(
                 f'<line x1="{x(r.ci_low):.1f}" y1="{cy:.1f}" x2="{x(r.ci_high):.1f}" y2="{cy:.1f}" '
                 'stroke="#4a7ab5" stroke-width="3" stroke-linecap="round"/>'
@@ -108,15 +115,25 @@ def _f(value: float, digits: int = 1) -> str:
 
 
 def _leader_table(rows: Sequence[LeaderRow]) -> str:
+    adjusted = has_adjusted(rows)
+    adj_head = "<th>adjusted</th><th>adjusted 95% CI</th>" if adjusted else ""
     head = (
         "<tr><th>#</th><th class='l'>player</th><th class='l'>bot</th><th>rating</th>"
-        "<th>95% CI</th><th>games</th><th>mean score</th><th>win %</th><th>timeouts</th>"
-        "<th>illegal</th><th>forfeits</th></tr>"
+        f"<th>95% CI</th>{adj_head}<th>games</th><th>mean score</th><th>win %</th>"
+        "<th>timeouts</th><th>illegal</th><th>forfeits</th></tr>"
     )
+
+    def adj(r: LeaderRow) -> str:
+        if not adjusted:
+            return ""
+        text = interval_text(r.adj_rating, r.adj_ci_low, r.adj_ci_high, r.adj_bounded)
+        return f"<td>{_f(r.adj_rating)}</td><td>{html.escape(text)}</td>"
+
     body = "".join(
         f"<tr><td>{r.rank}</td><td class='l'>{html.escape(r.player)}</td>"
         f"<td class='l'><code>{html.escape(r.bot)}</code></td><td>{_f(r.rating)}</td>"
-        f"<td>[{_f(r.ci_low)}, {_f(r.ci_high)}]</td><td>{r.games}</td><td>{_f(r.mean_score)}</td>"
+        f"<td>{html.escape(interval_text(r.rating, r.ci_low, r.ci_high, r.bounded))}</td>"
+        f"{adj(r)}<td>{r.games}</td><td>{_f(r.mean_score)}</td>"
         f"<td>{_f(100 * r.win_rate)}</td><td>{r.timeouts}</td><td>{r.illegal}</td>"
         f"<td>{r.forfeits}</td></tr>"
         for r in rows
@@ -198,7 +215,8 @@ def _sprt_section(infos: Sequence[TournamentInfo], records: Sequence[ResultRecor
             f"<h2>SPRT {html.escape(t.name)}: {html.escape(sp['candidate'])} against "
             f"{html.escape(sp['baseline'])}</h2><p><b>{html.escape(sp['decision'])}</b>: LLR "
             f"{llr} in ({sp['lower']:.2f}, {sp['upper']:.2f}) after {sp['sets']} of at most "
-            f"{sp['max_sets']} sets; H0 Elo {sp['elo0']}, H1 Elo {sp['elo1']}.</p>{chart}")
+            f"{sp['max_sets']} sets; H0 Elo {sp['elo0']}, H1 Elo {sp['elo1']}"
+            f"{'; on luck-adjusted results' if sp.get('luck_adjusted') else ''}.</p>{chart}")
     return "".join(parts)
 
 
@@ -272,8 +290,10 @@ def render_report(
         "<h2>Ratings</h2>",
         rating_svg(rows),
         _leader_table(rows) if rows else "<p class='muted'>no results yet</p>",
+        f"<p class='muted'>{html.escape(unbounded_note(rows) or '')}</p>",
         "<p class='muted'>Bradley-Terry ratings on the Elo scale (mean 0) from pairwise "
-        "finishing order; 95% intervals by bootstrap over duplicate sets.</p>",
+        "finishing order; 95% intervals by bootstrap over duplicate sets. "
+        f"{html.escape(luck_summary(records).line())}.</p>",
         _los_table(records, rows),
         _h2h_section(records, rows),
         _sprt_section(infos, records),

@@ -262,8 +262,15 @@ def run_tournament(
     started = time.monotonic()
     played = 0
     tally = RatingTally() if gauges else None
+    heartbeat: _Heartbeat | None = None
+    finished = False
     try:
+        if spec.has_hosted:
+            from arena.hosted.specs import pin_hosted
+
+            spec = pin_hosted(spec, store)
         store.register_tournament(spec)
+        heartbeat = _Heartbeat(store, spec.name)
         secret = None
         if spec.secret_seed:
             secret = store.deal_secret(spec.name)
@@ -368,7 +375,6 @@ def run_tournament(
             if max_matches is not None and played >= max_matches:
                 raise _Enough()
 
-        finished = False
         try:
             while stop is None or not stop.is_set():
                 batch = fmt.next_batch(done)
@@ -436,6 +442,8 @@ def run_tournament(
         )
         return summary
     finally:
+        if heartbeat is not None:
+            heartbeat.end("finished" if finished else "stopped")
         if own_executor:
             executor.close()
         if own_store:
@@ -499,6 +507,41 @@ def publish_sprt(tournament: str, fmt: object) -> None:
         SPRT_LLR_BOUND.labels(tournament=tournament, bound="upper").set(float(result.upper))
     except Exception as exc:
         log.warning("SPRT status not published: %s", exc)
+
+
+class _Heartbeat:
+    """Tells the store, every few seconds, that this scheduler is running the tournament,
+    and at the end how its run ended: the web pages then say "running", "stopped" or
+    "finished" from what the scheduler said, not from how recent the last result is."""
+
+    def __init__(self, store: ResultStore, tournament: str) -> None:
+        from arena.tournament.store import RUN_HEARTBEAT_S
+
+        self.store = store
+        self.tournament = tournament
+        self.done = threading.Event()
+        try:
+            store.mark_run(tournament, "running")
+        except StoreError as exc:  # the run goes on: the pages fall back on the results
+            log.warning("cannot record that %s is running: %s", tournament, exc)
+        self.thread = threading.Thread(target=self._beat, args=(RUN_HEARTBEAT_S,),
+                                       name="run-heartbeat", daemon=True)
+        self.thread.start()
+
+    def _beat(self, every: float) -> None:
+        while not self.done.wait(every):
+            try:
+                self.store.beat_run(self.tournament)
+            except Exception as exc:  # a lost store is waited out by the run itself
+                log.debug("run heartbeat of %s not stored: %s", self.tournament, exc)
+
+    def end(self, state: str) -> None:
+        self.done.set()
+        self.thread.join(timeout=10)
+        try:
+            self.store.mark_run(self.tournament, state)
+        except Exception as exc:
+            log.warning("cannot record that the run of %s %s: %s", self.tournament, state, exc)
 
 
 def _waiting_for_players(spec: TournamentSpec, fmt: Format) -> str:

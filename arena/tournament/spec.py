@@ -41,6 +41,7 @@ DEFAULT_DB = "sqlite:///arena.sqlite3"
 
 _NAME_RULE = "must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+_HASH_RE = re.compile(r"^[0-9a-f]{8,64}$")
 _MODULE_REF_RE = re.compile(
     r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
 )
@@ -55,6 +56,7 @@ _TOP_FIELDS = (
     "games",
     "sets",
     "max_deals",
+    "luck_adjusted",
     "time_control",
     "executor",
     "db",
@@ -146,6 +148,8 @@ class TournamentSpec:
     source: str | None = None
     #: ``public_seed`` as the file gives it (None: not given).
     public_seed: bool | None = None
+    #: An SPRT decides, and a league pairs, on luck-adjusted results (docs/ratings.md).
+    luck_adjusted: bool = False
     #: The tournament's secret, from its results store; never part of the spec's JSON.
     deal_secret: str | None = field(default=None, repr=False, compare=False)
     #: Settings the file gives that change nothing (``workers`` for Celery...): said by
@@ -162,6 +166,10 @@ class TournamentSpec:
     @property
     def has_remote(self) -> bool:
         return any(p.bot.startswith("remote:") for p in self.participants)
+
+    @property
+    def has_hosted(self) -> bool:
+        return any(p.bot.startswith("hosted:") for p in self.participants)
 
     def with_secret(self, secret: str) -> TournamentSpec:
         """This spec with its deal secret attached (it must use one)."""
@@ -270,6 +278,8 @@ class TournamentSpec:
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
+        if self.luck_adjusted:
+            data["luck_adjusted"] = True
         return data
 
 
@@ -381,16 +391,39 @@ def shared_file_problems(participants: Sequence[Participant], executor: str) -> 
 def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
     """Return why ``ref`` is not a usable bot reference, or None when it is."""
     if not isinstance(ref, str) or not ref:
-        return "must be a bot reference: random, greedy, module:Class or remote:NAME"
+        return ("must be a bot reference: random, greedy, module:Class, cmd:COMMAND, "
+                "remote:NAME or hosted:NAME")
     builtins = builtin_bots()
     if ref in builtins:
         return None
+    if ref.startswith("cmd:"):
+        from arena.stdio.command import parse_command, program_problem
+
+        try:
+            argv = parse_command(ref)
+        except ValueError as exc:
+            return str(exc)
+        problem = program_problem(argv) if check_imports else None
+        return f"bot '{ref}': {problem}" if problem else None
     if ref.startswith("remote:"):
         name = ref[len("remote:") :]
         if not _NAME_RE.match(name):
             return (
                 f"bad remote bot name '{name}': use letters, digits, '-', '_' or '.', "
                 "at most 64 characters"
+            )
+        return None
+    if ref.startswith("hosted:"):
+        name, at, digest = ref[len("hosted:") :].partition("@")
+        if not _NAME_RE.match(name):
+            return (
+                f"bad hosted bot name '{name}': use letters, digits, '-', '_' or '.', "
+                "at most 64 characters"
+            )
+        if at and not _HASH_RE.match(digest):
+            return (
+                f"bad version '{digest}' of hosted bot '{name}': write hosted:{name}@HASH "
+                "with the hash (or its first 8 or more hex digits) from arena bot versions"
             )
         return None
     if ":" in ref:
@@ -415,7 +448,7 @@ def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
         return None
     return (
         f"unknown bot '{ref}'{_suggest(ref, builtins)}: use {', '.join(builtins)}, "
-        "module:Class or remote:NAME"
+        "module:Class, cmd:COMMAND, remote:NAME or hosted:NAME[@HASH]"
     )
 
 
@@ -497,7 +530,8 @@ class _Validator:
         preset, options, rules, seats = self.rules(data.get("rules"))
         participants = self.participants(data.get("participants"))
         fmt = self.format(data.get("format", "round-robin"))
-        remote = any(p.bot.startswith("remote:") for p in participants)
+        # A hosted bot is a program the organiser does not control either.
+        remote = any(p.bot.startswith(("remote:", "hosted:")) for p in participants)
         secret = public_seed is False or (remote and public_seed is not True)
         if secret and "seed" in data:
             if public_seed is False:
@@ -520,6 +554,10 @@ class _Validator:
             sets = self.positive_int("sets", data["sets"])
         if "max_deals" in data and data["max_deals"] is not None:
             max_deals = self.positive_int("max_deals", data["max_deals"])
+        luck_adjusted = data.get("luck_adjusted")
+        if luck_adjusted is not None and not isinstance(luck_adjusted, bool):
+            self.err("luck_adjusted", "must be true or false")
+            luck_adjusted = None
         time_control = self.time_control(data.get("time_control"))
         executor = self.executor(data.get("executor"))
         db = data.get("db", DEFAULT_DB)
@@ -554,6 +592,7 @@ class _Validator:
             db=db,
             source=self.source,
             public_seed=public_seed,
+            luck_adjusted=bool(luck_adjusted),
             warnings=tuple(self.warnings),
         )
 
@@ -612,7 +651,8 @@ class _Validator:
         for i, item in enumerate(raw):
             where = f"participants[{i}]"
             if isinstance(item, str):
-                item = {"name": item.removeprefix("remote:"), "bot": item}
+                name_of = item.removeprefix("remote:").removeprefix("hosted:")
+                item = {"name": name_of.split("@", 1)[0], "bot": item}
             if not isinstance(item, Mapping):
                 self.err(where, "must be a mapping {name, bot} or a bot reference")
                 continue

@@ -23,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -68,7 +69,8 @@ _SCHEMA = (
         duration_s DOUBLE PRECISION NOT NULL,
         finished_at DOUBLE PRECISION NOT NULL,
         worker TEXT NOT NULL,
-        replay {BLOB}
+        replay {BLOB},
+        luck TEXT
     )""",
     "CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches (tournament, idx)",
     "{SEQ}",
@@ -92,6 +94,16 @@ _SCHEMA = (
         error TEXT NOT NULL,
         worker TEXT NOT NULL,
         at DOUBLE PRECISION NOT NULL
+    )""",
+    # Whether a scheduler is running the tournament, as it says itself: set when a run
+    # starts and ends, and a heartbeat meanwhile (a run killed outright stops beating).
+    """CREATE TABLE IF NOT EXISTS runs (
+        tournament TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        host TEXT NOT NULL,
+        started_at DOUBLE PRECISION NOT NULL,
+        heartbeat_at DOUBLE PRECISION NOT NULL,
+        ended_at DOUBLE PRECISION
     )""",
     # Apart from the spec, which reports show: the secret stays here until revealed.
     """CREATE TABLE IF NOT EXISTS deal_secrets (
@@ -125,6 +137,7 @@ _COLUMNS = (
     "finished_at",
     "worker",
     "replay",
+    "luck",
 )
 _LIGHT_COLUMNS = tuple(c for c in _COLUMNS if c != "replay")
 
@@ -183,6 +196,28 @@ def redact_url(url: str) -> str:
 
 def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+#: Seconds between a running scheduler's heartbeats in the ``runs`` table; a run not heard
+#: of for RUN_STALE_S is taken to have stopped (killed outright, its machine lost).
+RUN_HEARTBEAT_S = 5.0
+RUN_STALE_S = 20.0
+
+
+@dataclass(frozen=True)
+class RunState:
+    """What the last scheduler of a tournament said of its run."""
+
+    tournament: str
+    state: str  # running, stopped or finished
+    host: str
+    started_at: float
+    heartbeat_at: float
+    ended_at: float | None
+
+    def is_running(self, now: float | None = None) -> bool:
+        now = time.time() if now is None else now
+        return self.state == "running" and now - self.heartbeat_at < RUN_STALE_S
 
 
 @dataclass(frozen=True)
@@ -285,6 +320,7 @@ class ResultStore:
         self.on_retry = on_retry
         self._lock = threading.RLock()
         self._conn: Any = None
+        self._has_luck = True
         if connect_retry:
             self._retrying(self._connect)
         else:
@@ -361,6 +397,13 @@ class ResultStore:
                 self._execute_once(
                     stmt.replace("{BLOB}", "BLOB").replace("{SEQ}", _SEQ_SQLITE), ()
                 )
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(matches)")}
+        if self.create and "luck" not in columns:
+            # A store from before luck values: add the column (rows keep NULL there).
+            with contextlib.suppress(sqlite3.OperationalError):  # another writer added it
+                conn.execute("ALTER TABLE matches ADD COLUMN luck TEXT")
+            columns.add("luck")
+        self._has_luck = "luck" in columns
 
     def _connect_pg(self) -> None:
         import psycopg
@@ -395,6 +438,7 @@ class ResultStore:
                     f"no tournament results in {self.display_url}{where} (no 'matches' "
                     "table): check --db"
                 )
+            self._has_luck = self._pg_has_luck()
             return
         # Two workers starting at once may race on CREATE TABLE IF NOT EXISTS.
         for stmt in _SCHEMA:
@@ -405,6 +449,15 @@ class ResultStore:
                     psycopg.errors.DuplicateObject,
                 ):
                     self._execute_once(part, ())
+        with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateColumn):
+            self._execute_once("ALTER TABLE matches ADD COLUMN IF NOT EXISTS luck TEXT", ())
+        self._has_luck = True
+
+    def _pg_has_luck(self) -> bool:
+        rows = self._execute_once(
+            "SELECT 1 FROM information_schema.columns WHERE table_name = 'matches' "
+            "AND column_name = 'luck' AND table_schema = current_schema()", ())
+        return bool(rows)
 
     def close(self) -> None:
         with self._lock:
@@ -498,8 +551,8 @@ class ResultStore:
             if _plan_view(old, spec.format.type) != _plan_view(data, spec.format.type):
                 raise StoreError(
                     f"tournament '{spec.name}' is already in {self.url} with different "
-                    "rules, participants, seed, format or time control; give this one another "
-                    "name or use another database"
+                    "rules, participants, seed, format, time control or luck adjustment; give "
+                    "this one another name or use another database"
                 )
             if old != data:
                 self._execute(
@@ -574,6 +627,41 @@ class ResultStore:
 
         with self._lock:
             self._retrying(write)
+    # -- runs ------------------------------------------------------------------------------
+
+    def mark_run(self, tournament: str, state: str) -> None:
+        """A scheduler says it runs the tournament (``running``), or that its run ended
+        (``stopped`` or ``finished``)."""
+        now = time.time()
+        host = f"{socket.gethostname()}:{os.getpid()}"
+        if state == "running":
+            self._execute(
+                "INSERT INTO runs (tournament, state, host, started_at, heartbeat_at, ended_at) "
+                "VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (tournament) DO UPDATE SET "
+                "state = excluded.state, host = excluded.host, started_at = excluded.started_at, "
+                "heartbeat_at = excluded.heartbeat_at, ended_at = NULL",
+                (tournament, state, host, now, now),
+            )
+        else:
+            self._execute(
+                "UPDATE runs SET state = ?, heartbeat_at = ?, ended_at = ? WHERE tournament = ?",
+                (state, now, now, tournament),
+            )
+
+    def beat_run(self, tournament: str) -> None:
+        self._execute("UPDATE runs SET heartbeat_at = ? WHERE tournament = ? AND state = ?",
+                      (time.time(), tournament, "running"))
+
+    def run_state(self, tournament: str) -> RunState | None:
+        rows = self._execute(
+            "SELECT state, host, started_at, heartbeat_at, ended_at FROM runs "
+            "WHERE tournament = ?", (tournament,))
+        if not rows:
+            return None
+        state, host, started, beat, ended = rows[0]
+        return RunState(tournament, str(state), str(host), float(started), float(beat),
+                        None if ended is None else float(ended))
+
     # -- deal secrets ----------------------------------------------------------------------
 
     def deal_secret(self, tournament: str) -> DealSecret:
@@ -657,13 +745,19 @@ class ResultStore:
     def get(self, match_id: str, *, with_replay: bool = False) -> ResultRecord | None:
         cols = _COLUMNS if with_replay else _LIGHT_COLUMNS
         rows = self._execute(
-            f"SELECT {', '.join(cols)} FROM matches WHERE match_id = ?", (match_id,)
+            f"SELECT {self._select(cols)} FROM matches WHERE match_id = ?", (match_id,)
         )
         return _record(cols, rows[0]) if rows else None
 
     def done_ids(self, tournament: str) -> set[str]:
         rows = self._execute("SELECT match_id FROM matches WHERE tournament = ?", (tournament,))
         return {r[0] for r in rows}
+
+    def _select(self, cols: Sequence[str]) -> str:
+        """The select list for ``cols``; a store written before luck values existed (and
+        opened read-only, so not upgraded) reads NULL for them."""
+        return ", ".join("NULL AS luck" if c == "luck" and not self._has_luck else c
+                         for c in cols)
 
     def _seq_column(self) -> str:
         return "rowid" if self.kind == "sqlite" else "seq"
@@ -680,7 +774,7 @@ class ResultStore:
         """
         col = self._seq_column()
         rows = self._execute(
-            f"SELECT {col}, {', '.join(_LIGHT_COLUMNS)} FROM matches "
+            f"SELECT {col}, {self._select(_LIGHT_COLUMNS)} FROM matches "
             f"WHERE tournament = ? AND {col} > ? ORDER BY {col} LIMIT ?",
             (tournament, int(after), int(limit)),
         )
@@ -721,10 +815,12 @@ class ResultStore:
     ) -> Iterator[ResultRecord]:
         cols = _COLUMNS if with_replay else _LIGHT_COLUMNS
         if tournament is None:
-            rows = self._execute(f"SELECT {', '.join(cols)} FROM matches ORDER BY tournament, idx")
+            rows = self._execute(
+                f"SELECT {self._select(cols)} FROM matches ORDER BY tournament, idx"
+            )
         else:
             rows = self._execute(
-                f"SELECT {', '.join(cols)} FROM matches WHERE tournament = ? ORDER BY idx",
+                f"SELECT {self._select(cols)} FROM matches WHERE tournament = ? ORDER BY idx",
                 (tournament,),
             )
         for row in rows:
@@ -784,6 +880,7 @@ def _values(rec: ResultRecord) -> tuple[Any, ...]:
         rec.finished_at,
         rec.worker,
         None if rec.replay is None else pack_replay(rec.replay),
+        None if rec.luck is None else _dump(rec.luck),
     )
 
 
@@ -809,6 +906,7 @@ def _record(cols: Sequence[str], row: Sequence[Any]) -> ResultRecord:
         finished_at=float(d["finished_at"]),
         worker=d["worker"],
         replay=unpack_replay(replay) if replay else None,
+        luck=json.loads(d["luck"]) if d.get("luck") else None,
     )
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import anyio
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.responses import (
     HTMLResponse,
     JSONResponse,
@@ -36,10 +36,19 @@ from markupsafe import Markup, escape
 from starlette.middleware.gzip import GZipMiddleware
 
 from arena.observability.live import LiveMatch, LiveReader, public_event, spool_dir_for
+from arena.tournament.leaderboard import has_adjusted, interval_text, unbounded_note
 from arena.tournament.store import StoreError
 from arena.web import svg
 from arena.web.data import MATCH_ID_RE, STATUSES, Embargoed, NotFound, WebData, match_json
 from arena.web.frames import FramesError, frame_index, parse_position
+from arena.web.hosted import (
+    UPLOAD_MAX,
+    NoHostedBot,
+    archive_name,
+    hosted_bot,
+    hosted_bots,
+    status_label,
+)
 
 HERE = Path(__file__).resolve().parent
 JSON = dict[str, Any]
@@ -82,6 +91,13 @@ def _duration(s: float | None) -> str:
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s" if m else f"{sec}s"
+
+
+def _interval_filter(row: Any, adjusted: bool = False) -> str:
+    """A leaderboard row's interval exactly as ``arena leaderboard`` prints it."""
+    if adjusted:
+        return interval_text(row.adj_rating, row.adj_ci_low, row.adj_ci_high, row.adj_bounded)
+    return interval_text(row.rating, row.ci_low, row.ci_high, row.bounded)
 
 
 def _num(v: Any, digits: int = 1) -> str:
@@ -148,6 +164,7 @@ def create_app(
     max_spectators: int = 256,
     live_threads: int = 8,
     open_sets: bool = False,
+    gateway: str | None = None,
 ) -> FastAPI:
     """The application for one results store; live matches from Redis and/or the spool."""
     data = WebData(db_url) if n_bootstrap is None else WebData(db_url, n_bootstrap=n_bootstrap)
@@ -178,6 +195,7 @@ def create_app(
     templates = Jinja2Templates(directory=HERE / "templates")
     env = templates.env
     env.filters.update(when=_when, ago=_ago, duration=_duration, num=_num, card=_card, ms=_ms,
+                       interval=_interval_filter,
                        code=_code, q=lambda s: quote(str(s), safe=""))
     env.globals.update(suits=SUITS, statuses=STATUSES)
 
@@ -490,10 +508,18 @@ def create_app(
         s = data.summary(name)
         rows = s.leaderboard
         hist = s.history
-        ci = svg.interval_chart([(r.player, r.rating, r.ci_low, r.ci_high) for r in rows])
+        # One colour a player on the whole page, in the order of the leaderboard.
+        colours = svg.colours_for([r.player for r in rows] + sorted(
+            {x["player"] for x in hist["series"]} - {r.player for r in rows}))
+        # No bar where the results set no bound: the chart says what the table says.
+        nan = float("nan")
+        ci = svg.interval_chart([(r.player, r.rating, r.ci_low if r.bounded else nan,
+                                  r.ci_high if r.bounded else nan) for r in rows],
+                                colours=colours)
         history_svg = svg.line_chart(
             hist["x"], [(x["player"], x["rating"]) for x in hist["series"]],
-            x_label="results counted", y_label="rating", label="rating history")
+            x_label="results counted", y_label="rating", label="rating history",
+            colours=colours)
         sprt_svg = None
         if s.sprt is not None and s.sprt["trace"]:
             sp = s.sprt
@@ -503,6 +529,7 @@ def create_app(
                 hlines=[(sp["upper"], f"H1 {sp['upper']:.2f}", "#1a7f37"),
                         (sp["lower"], f"H0 {sp['lower']:.2f}", "#d1242f")])
         return page(request, "tournament.html", title=name, t=detail, rows=rows,
+                    adjusted=has_adjusted(rows), luck=s.luck, note=unbounded_note(rows),
                     ci_svg=ci, history_svg=history_svg, sprt_svg=sprt_svg,
                     h2h=s.head_to_head, bots=s.bots, statuses=s.statuses)
 
@@ -578,6 +605,97 @@ def create_app(
             charts.append({"rating": rating_svg, "latency": lat_svg})
         recent = data.matches(bot=name, per_page=20)
         return page(request, "bot.html", title=name, b=b, charts=charts, recent=recent)
+
+    # ---------------------------------------------------------------- hosted bots
+
+    @app.get("/api/hosted", tags=["hosted"], summary="Hosted bots")
+    def api_hosted() -> list[JSON]:
+        """Every hosted bot: its versions, the latest one's status, the one that plays."""
+        return hosted_bots(data.store)
+
+    @app.get("/api/hosted/{bot}", tags=["hosted"], summary="One hosted bot")
+    def api_hosted_bot(bot: str) -> JSON:
+        """Its versions (status, why, rating in each tournament) and recent hosted seats
+        (status and detail; never the logs, which are the owner's)."""
+        try:
+            return hosted_bot(data.store, data, bot)
+        except NoHostedBot as exc:
+            raise NotFound(str(exc)) from None
+
+    @app.get("/hosted", response_class=HTMLResponse, include_in_schema=False)
+    def hosted_page(request: Request) -> HTMLResponse:
+        return page(request, "hosted.html", title="Hosted bots", bots=hosted_bots(data.store))
+
+    @app.get("/hosted/{bot}", response_class=HTMLResponse, include_in_schema=False)
+    def hosted_bot_page(request: Request, bot: str) -> HTMLResponse:
+        return page(request, "hosted_bot.html", title=bot, h=api_hosted_bot(bot),
+                    gateway=gateway)
+
+    def _refused(request: Request, bot: str, exc: Exception) -> HTMLResponse:
+        import grpc
+
+        code = exc.code() if isinstance(exc, grpc.aio.AioRpcError) else None
+        if code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
+            return page(request, "error.html", 403, title="Not your bot",
+                        message=f"That token is not the token of {bot}.")
+        if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    grpc.StatusCode.FAILED_PRECONDITION):
+            details = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else str(exc)
+            return page(request, "error.html", 400, title="Refused", message=details or "")
+        return page(request, "error.html", 503, title="Gateway unavailable",
+                    message=f"the gateway {gateway} does not answer; try again later")
+
+    @app.post("/hosted/{bot}/logs", response_class=HTMLResponse, include_in_schema=False)
+    async def hosted_logs(request: Request, bot: str, token: str = Form(..., max_length=200),
+                          match: str = Form("", max_length=200)) -> HTMLResponse:
+        if gateway is None:
+            raise NotFound("this server shows no logs: start it with --gateway HOST:PORT")
+        import grpc
+        from thousand_bot.proto.thousand.v1 import hosted_pb2, hosted_pb2_grpc
+
+        try:
+            async with grpc.aio.insecure_channel(gateway) as channel:
+                reply = await hosted_pb2_grpc.HostedServiceStub(channel).GetLogs(
+                    hosted_pb2.GetLogsRequest(name=bot, match_id=match.strip(), limit=10),
+                    metadata=[("authorization", f"Bearer {token.strip()}")], timeout=10)
+        except grpc.aio.AioRpcError as exc:
+            return _refused(request, bot, exc)
+        logs = [{"match_id": x.match_id, "seat": x.seat, "version": x.version,
+                 "label": status_label(x.status), "detail": x.detail, "log": x.log}
+                for x in reply.logs]
+        return page(request, "hosted_logs.html", title=f"Logs of {bot}", bot=bot, logs=logs,
+                    match=match)
+
+    @app.post("/hosted/{bot}/submit", response_class=HTMLResponse, include_in_schema=False)
+    async def hosted_submit(request: Request, bot: str,
+                            token: str = Form(..., max_length=200),
+                            archive: UploadFile = File(...)) -> HTMLResponse:  # noqa: B008
+        if gateway is None:
+            raise NotFound("this server takes no submissions: start it with --gateway")
+        import grpc
+        from thousand_bot.proto.thousand.v1 import hosted_pb2, hosted_pb2_grpc
+
+        raw = await archive.read(UPLOAD_MAX + 1)
+        if len(raw) > UPLOAD_MAX:
+            return page(request, "error.html", 400, title="Too big",
+                        message=f"an archive may have at most {UPLOAD_MAX >> 20} MiB")
+        name, payload = archive_name(archive.filename or "", raw)
+
+        def parts() -> Any:
+            yield hosted_pb2.SubmitBotRequest(
+                header=hosted_pb2.SubmitHeader(name=bot, filename=name[:200]))
+            for i in range(0, len(payload), 256 << 10):
+                yield hosted_pb2.SubmitBotRequest(chunk=payload[i:i + (256 << 10)])
+
+        try:
+            async with grpc.aio.insecure_channel(gateway) as channel:
+                reply = await hosted_pb2_grpc.HostedServiceStub(channel).SubmitBot(
+                    parts(), metadata=[("authorization", f"Bearer {token.strip()}")],
+                    timeout=120)
+        except grpc.aio.AioRpcError as exc:
+            return _refused(request, bot, exc)
+        return page(request, "hosted_submitted.html", title=f"{bot}: submitted", bot=bot,
+                    v=reply.version, created=reply.created)
 
     @app.get("/api", response_class=HTMLResponse, include_in_schema=False)
     def api_page(request: Request) -> HTMLResponse:

@@ -66,6 +66,10 @@ def web_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--open-sets", action="store_true",
                         help="show replays, seeds and live cards of duplicate sets still being "
                         "played (only for an audience whose bots cannot reach this server)")
+    parser.add_argument("--gateway", metavar="HOST:PORT",
+                        default=os.environ.get("ARENA_GATEWAY") or None,
+                        help="the gateway that keeps hosted bots: lets their owners read their "
+                        "logs and submit versions from the pages (env ARENA_GATEWAY)")
     parser.add_argument("--bootstrap", type=int, default=None,
                         help="bootstrap replicates of the leaderboard intervals (default 200, "
                         "as arena leaderboard)")
@@ -110,7 +114,8 @@ def web_main(argv: Sequence[str] | None = None) -> int:
 
     app = create_app(args.db, routing_url=args.routing, live_dir=args.live_dir,
                      min_delay_s=args.min_delay, n_bootstrap=args.bootstrap,
-                     max_spectators=args.max_spectators, open_sets=args.open_sets)
+                     max_spectators=args.max_spectators, open_sets=args.open_sets,
+                     gateway=args.gateway)
     print(f"{prog}: serving {args.db} on http://{args.host}:{args.port}/ "
           f"(live matches from {app.state.live.source}); Ctrl-C stops", file=sys.stderr,
           flush=True)

@@ -25,7 +25,14 @@ import numpy as np
 from arena.ratings import Sprt, sprt_bounds
 from arena.tournament.adaptive import SPRT_ROUND_SETS, pair_score
 from arena.tournament.formats import make_format, seatings_for
-from arena.tournament.leaderboard import BOOTSTRAP, LeaderRow, compute_leaderboard, game_table
+from arena.tournament.leaderboard import (
+    BOOTSTRAP,
+    LeaderRow,
+    LuckSummary,
+    compute_leaderboard,
+    game_table,
+    luck_summary,
+)
 from arena.tournament.model import ResultRecord
 from arena.tournament.spec import SpecError, TournamentSpec, parse_spec
 from arena.tournament.store import ResultStore, StoreError, TournamentInfo, _record
@@ -118,6 +125,7 @@ class Summary:
     sprt: JSON | None
     first_finished: float | None
     last_finished: float | None
+    luck: LuckSummary
     deals: int
     statuses: dict[str, int]
 
@@ -185,6 +193,11 @@ class WebData:
         spec = self.spec(info)
         if spec is None:
             return None
+        if spec.secret_seed:
+            # How many matches is the same whatever the secret: count with a throwaway one.
+            from arena.engine import commitment as cm
+
+            spec = spec.with_secret(cm.new_secret())
         try:
             fmt = make_format(spec)
         except Exception:
@@ -259,6 +272,7 @@ class WebData:
             head_to_head=_head_to_head(records, [r.player for r in rows]),
             bots=bots,
             sprt=_sprt_trace(spec, records) if spec and spec.format.type == "sprt" else None,
+            luck=luck_summary(records),
             first_finished=by_time[0].finished_at if by_time else None,
             last_finished=by_time[-1].finished_at if by_time else None,
             deals=sum(r.deals for r in records),
@@ -269,17 +283,25 @@ class WebData:
         """The same object as ``arena leaderboard --tournament NAME --json``."""
         s = self.summary(name)
         return {"tournament": name, "tournaments": [name], "matches": s.matches,
-                "rows": [r.to_json() for r in s.leaderboard]}
+                "rows": [r.to_json() for r in s.leaderboard], "luck": s.luck.to_json()}
 
     def progress(self, info: TournamentInfo, live_count: int = 0) -> JSON:
-        """Done, planned, pace and ETA (the pace is over the last few minutes of results)."""
+        """Done, planned, pace and ETA (the pace is over the last few minutes of results).
+
+        Running, stopped or finished is what the tournament's scheduler said of its run
+        (it beats every few seconds while it runs); only a store written before schedulers
+        said so falls back on how recent the last result is."""
         s = self.summary(info.name)
         planned = self.planned(info)
         now = time.time()
-        running = live_count > 0 or (
-            s.last_finished is not None and now - s.last_finished < RUNNING_WINDOW_S
-            and (planned is None or s.matches < planned)
-        )
+        run = self.store.run_state(info.name)
+        if run is not None:
+            running = run.is_running(now)
+        else:
+            running = live_count > 0 or (
+                s.last_finished is not None and now - s.last_finished < RUNNING_WINDOW_S
+                and (planned is None or s.matches < planned)
+            )
         rate = None
         if s.last_finished is not None:
             since = max(s.last_finished - 300.0, s.first_finished or s.last_finished)
@@ -296,9 +318,18 @@ class WebData:
         finished = planned is not None and s.matches >= planned
         if s.sprt is not None and s.sprt.get("decision") not in (None, "continue"):
             finished = True
+        if run is not None and run.state == "finished":
+            finished = True
+        secret = self.store.get_deal_secret(info.name)
+        if secret is not None and secret.revealed:
+            finished = True  # a secret is revealed when its tournament has ended
         return {
             "done": s.matches, "planned": planned, "running": bool(running and not finished),
             "finished": bool(finished), "matches_per_s": _finite(rate, 3),
+            "scheduler": None if run is None else {
+                "state": "finished" if finished else "running" if running else "stopped",
+                "host": run.host, "started_at": run.started_at, "heard_at": run.heartbeat_at,
+                "ended_at": run.ended_at},
             "eta_s": _finite(eta, 1), "deals": s.deals, "statuses": s.statuses,
             "first_finished_at": s.first_finished, "last_finished_at": s.last_finished,
         }
@@ -613,10 +644,14 @@ def _sprt_trace(spec: TournamentSpec, records: Sequence[ResultRecord]) -> JSON:
             break
         for g in sets[:want]:
             games = groups[g]
-            vals = [pair_score(m, f.candidate, f.baseline) for m in games]
+            vals = [pair_score(m, f.candidate, f.baseline, adjusted=spec.luck_adjusted)
+                    for m in games]
             set_scores.append(sum(vals) / len(vals))
             played += 1
-            last = sprt.scores(set_scores, games_per_sample=len(games), support=support)
+            if spec.luck_adjusted:
+                last = sprt.scores(set_scores, games_per_sample=len(games), adjusted=True)
+            else:
+                last = sprt.scores(set_scores, games_per_sample=len(games), support=support)
             trace.append({"sets": played, "llr": _finite(last.llr, 4)})
             if str(last.decision) != "continue":
                 decision = str(last.decision)
@@ -627,7 +662,7 @@ def _sprt_trace(spec: TournamentSpec, records: Sequence[ResultRecord]) -> JSON:
         "candidate": f.candidate, "baseline": f.baseline, "elo0": f.elo0, "elo1": f.elo1,
         "alpha": f.alpha, "beta": f.beta, "lower": _finite(lower), "upper": _finite(upper),
         "llr": trace[-1]["llr"] if trace else None, "sets": played, "max_sets": max_sets,
-        "decision": decision, "trace": trace,
+        "decision": decision, "trace": trace, "luck_adjusted": spec.luck_adjusted,
         "elo": str(last.estimate) if last is not None else None,
     }
 

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 PALETTE = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7b83",
            "#57606a", "#fb8500", "#6639ba")
+
+
+def colours_for(names: Sequence[str]) -> dict[str, str]:
+    """One colour per name, for every chart of a page: a player keeps its colour from the
+    interval chart to the rating history (charts that colour by position would not)."""
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
 
 
 def _nice_step(span: float) -> float:
@@ -35,8 +41,10 @@ def line_chart(
     width: int = 760,
     height: int = 300,
     label: str = "chart",
+    colours: Mapping[str, str] | None = None,
 ) -> str:
-    """Lines over a shared x axis, a legend, and horizontal reference lines (bounds)."""
+    """Lines over a shared x axis, a legend, and horizontal reference lines (bounds);
+    ``colours`` gives a series its colour by name (else by position)."""
     values = [v for _, ys in series for v in ys if v is not None and math.isfinite(v)]
     values += [h for h, _, _ in hlines]
     if not x or not values:
@@ -88,7 +96,7 @@ def line_chart(
         out.append(f'<text x="{left + pw + 6}" y="{y + 4:.1f}" fill="{colour}" '
                    f'class="tick">{html.escape(text)}</text>')
     for i, (name, ys) in enumerate(series):
-        colour = PALETTE[i % len(PALETTE)]
+        colour = (colours or {}).get(name) or PALETTE[i % len(PALETTE)]
         pts = [f"{sx(xv):.1f},{sy(yv):.1f}" for xv, yv in zip(x, ys, strict=False)
                if yv is not None and math.isfinite(yv)]
         if not pts:
@@ -111,8 +119,13 @@ def line_chart(
     return "".join(out)
 
 
-def interval_chart(rows: Sequence[tuple[str, float, float, float]], *, width: int = 760) -> str:
-    """Ratings as dots with 95% intervals as bars, best first."""
+def interval_chart(
+    rows: Sequence[tuple[str, float, float, float]],
+    *,
+    width: int = 760,
+    colours: Mapping[str, str] | None = None,
+) -> str:
+    """Ratings as dots with 95% intervals as bars, best first (``colours`` by name)."""
     if not rows:
         return "<p class='muted'>no ratings yet</p>"
     row_h, top, bottom, left, right = 28, 10, 34, 150, 60
@@ -140,7 +153,7 @@ def interval_chart(rows: Sequence[tuple[str, float, float, float]], *, width: in
         t += step
     for i, (name, r, clo, chi) in enumerate(rows):
         cy = top + row_h * i + row_h / 2
-        colour = PALETTE[i % len(PALETTE)]
+        colour = (colours or {}).get(name) or PALETTE[i % len(PALETTE)]
         out.append(f'<text x="{left - 10}" y="{cy + 4:.1f}" text-anchor="end" '
                    f'class="legend">{html.escape(name)}</text>')
         if math.isfinite(clo) and math.isfinite(chi):

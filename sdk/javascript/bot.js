@@ -94,20 +94,23 @@ function beats(card, best, trump) {
 
 // Choose an action from `legal` for the seat that sees `obs`.
 //
-// Auction: pass unless forced. Talon and exchange: the first legal action. Contract: the
-// lowest contract offered. Play: declare a marriage when possible; when leading, lead the
-// strongest card; when following, take the trick as cheaply as possible, else throw the
-// cheapest card.
+// Never `concede` while anything else is legal: giving a deal up is the one choice that
+// always costs the contract, and the exchange lists it first.
+// Auction: pass unless forced. Talon and exchange: the first legal action (but `concede`).
+// Contract: the lowest contract offered. Play: declare a marriage when possible; when
+// leading, lead the strongest card; when following, take the trick as cheaply as
+// possible, else throw the cheapest card.
 function decide(obs, legal) {
-  if (legal.includes('pass')) return 'pass';
-  const kind = verb(legal[0]);
-  if (kind === 'contract') {
-    const contracts = legal.filter((a) => verb(a) === 'contract');
+  const playable = legal.filter((a) => a !== 'concede');
+  const choices = playable.length > 0 ? playable : legal;
+  if (choices.includes('pass')) return 'pass';
+  const contracts = choices.filter((a) => verb(a) === 'contract');
+  if (contracts.length > 0) {
     contracts.sort((a, b) => Number(a.split(' ')[1]) - Number(b.split(' ')[1]));
     return contracts[0];
   }
-  const plays = legal.filter((a) => ['play', 'marry'].includes(verb(a)));
-  if (plays.length === 0) return legal[0];
+  const plays = choices.filter((a) => ['play', 'marry'].includes(verb(a)));
+  if (plays.length === 0) return choices[0];
   const marriage = plays.find((a) => verb(a) === 'marry');
   if (marriage) return marriage;
   const trick = (obs.trick || []).filter((t) => t.card !== 'XX');

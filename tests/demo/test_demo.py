@@ -1,9 +1,10 @@
-"""``arena demo`` as a real process: Redis, the gateway, SDK bots and the pool, started and
-stopped by the demo itself on free ports."""
+"""``arena demo`` as a real process: Redis, the gateway keeping hosted bots and the Celery
+workers playing them in sandboxes, started and stopped by the demo itself on free ports."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import re
@@ -19,12 +20,21 @@ from pathlib import Path
 
 import grpc
 import pytest
-from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
+from thousand_bot.proto.thousand.v1 import (
+    hosted_pb2,
+    hosted_pb2_grpc,
+    organiser_pb2,
+    organiser_pb2_grpc,
+)
 
 from arena.demo import demo_main
+from arena.tournament.leaderboard import interval_text
 from arena.tournament.store import ResultStore
+from arena.web.data import WebData
 
-SMALL = ["--sets", "1", "--max-deals", "4"]
+#: Three sets: the groups (greedy, cautious, random), (greedy, cautious, search) and
+#: (greedy, cautious, node), so every kind of hosted bot plays.
+SMALL = ["--sets", "3", "--max-deals", "4"]
 
 
 class Demo:
@@ -171,33 +181,53 @@ def test_the_same_seed_gives_the_same_leaderboard(tmp_path: Path, demos: list[De
     table = leaderboard(first)
     assert table == leaderboard(second)
     rows = [line.split() for line in table[3:] if line.split() and line.split()[0].isdigit()]
-    assert {row[1] for row in rows} == {"greedy", "cautious", "random"}
+    # Each hosted version is rated as NAME@VERSION; the same files give the same version.
+    assert {row[1].split("@")[0] for row in rows} == {"greedy", "cautious", "random", "search",
+                                                     "node"}
+    assert all("@" in row[1] for row in rows)
+    # Intervals wherever the results bound them, the same in the CLI and on the web.
+    db = f"sqlite:///{tmp_path / 'a/demo.sqlite3'}"
+    board = json.loads(subprocess.run(
+        [sys.executable, "-m", "arena.cli", "leaderboard", "--db", db, "--json",
+         "--tournament", "main"], capture_output=True, text=True, check=True).stdout)
+    assert WebData(db).leaderboard_json("main") == board
+    close = [r for r in board["rows"] if r["player"].split("@")[0] in ("greedy", "cautious")]
+    assert len(close) == 2 and all(r["bounded"] for r in close), board
+    printed = " ".join(" ".join(table).split())  # the table pads its columns
+    for r in board["rows"]:
+        shown = interval_text(r["rating"], r["ci_low"], r["ci_high"], r["bounded"])
+        assert " ".join(shown.split()) in printed, (shown, table)
     assert outcomes(tmp_path / "a/demo.sqlite3") == outcomes(tmp_path / "b/demo.sqlite3")
-    assert len(outcomes(tmp_path / "a/demo.sqlite3")) == 6
+    assert len(outcomes(tmp_path / "a/demo.sqlite3")) == 18
 
     # What the demo says it wrote is there.
-    assert "6 files, all re-simulate to their results" in first
-    assert len(list((tmp_path / "a/demo-replays").glob("*.json"))) == 6
+    assert "18 files, all re-simulate to their results" in first
+    assert len(list((tmp_path / "a/demo-replays").glob("*.json"))) == 18
     report = (tmp_path / "a/demo-report.html").read_text()
     assert "<svg" in report and "cautious" in report
-    for log in ("redis", "gateway", "bot-greedy-sdk", "bot-cautious-sdk", "bot-random-sdk"):
+    for log in ("redis", "gateway", "worker"):
         assert (tmp_path / f"a/demo-logs/{log}.log").exists()
-    assert "routing: serving requests for bot greedy-sdk" in (
-        tmp_path / "a/demo-logs/gateway.log"
-    ).read_text()
+    for bot in ("greedy-bot", "cautious-bot", "random-bot", "search-bot", "node-starter"):
+        assert re.search(rf"bot\s+{bot}\s+hosted \w+ +version \w{{12}}, \d+ files  check passed",
+                         first), first
+    # Every hosted seat ran in a sandbox on the workers and ended ok.
+    with ResultStore(f"sqlite:///{tmp_path / 'a/demo.sqlite3'}") as store:
+        statuses = store.query("SELECT status, COUNT(*) FROM seat_runs "
+                               "WHERE match_id NOT LIKE 'check-%' GROUP BY status")
+    assert statuses == [("ok", 54)], statuses
 
     # Another seed deals other cards; running again replaces the previous results.
-    other = Demo(tmp_path, *SMALL, "--db", "a/demo.sqlite3", "--seed", "another")
+    other = Demo(tmp_path, "--sets", "1", "--max-deals", "4", "--db", "a/demo.sqlite3",
+                 "--seed", "another")
     demos.append(other)
     assert other.finish() == 0, other.text()
-    assert outcomes(tmp_path / "a/demo.sqlite3") != outcomes(tmp_path / "b/demo.sqlite3")
     assert len(outcomes(tmp_path / "a/demo.sqlite3")) == 6
 
 
 def test_ctrl_c_stops_everything(tmp_path: Path, demos: list[Demo]) -> None:
     demo = Demo(tmp_path, "--sets", "3", "--db", "demo.sqlite3")
     demos.append(demo)
-    demo.wait_line(r"matches\s+local pool")
+    demo.wait_line(r"matches\s+on the Celery workers")
 
     def stored() -> int:
         # Read-only: opening the store itself would race the demo setting up the new file.
@@ -214,7 +244,7 @@ def test_ctrl_c_stops_everything(tmp_path: Path, demos: list[Demo]) -> None:
     while stored() < 1 and time.monotonic() < deadline:  # into the tournament
         time.sleep(0.1)
     children = demo.descendants()
-    assert len(children) >= 5  # redis, gateway, three bots (and the pool's processes)
+    assert len(children) >= 3  # redis, gateway, the worker (and its pool, their sandboxes)
     demo.interrupt()
     assert demo.finish(60) == 130, demo.text()
     assert "everything has been shut down" in demo.text()
@@ -234,8 +264,13 @@ def test_keep_leaves_the_gateway_up_until_ctrl_c(tmp_path: Path, demos: list[Dem
             metadata=(("authorization", f"Bearer {token}"),),
             timeout=10,
         )
-    instances = {b.name: b.instances for b in reply.bots}
-    assert instances == {"greedy-sdk": 1, "cautious-sdk": 1, "random-sdk": 1}, demo.text()
+        names = {b.name for b in reply.bots}
+        assert names == {"greedy-bot", "cautious-bot", "random-bot", "search-bot",
+                         "node-starter"}, demo.text()
+        versions = hosted_pb2_grpc.HostedServiceStub(channel).ListVersions(
+            hosted_pb2.ListVersionsRequest(name="search-bot"),
+            metadata=(("authorization", f"Bearer {token}"),), timeout=10).versions
+    assert [v.status for v in versions] == ["passed"]
     children = demo.descendants()
     demo.interrupt()
     assert demo.finish(60) == 130, demo.text()

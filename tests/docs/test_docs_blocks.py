@@ -25,6 +25,12 @@ ILLUSTRATIONS: dict[tuple[str, str], str] = {
         "test_admin_cli.py",
     ("docs/ratings.md", "error = (score_to_elo(mu + z se)"): "formulas",
     ("docs/ratings.md", "LLR = N * sum_i phat_i"): "a formula",
+    ("docs/ratings.md", "adjusted_ab = y_ab - L_ab"): "the luck-adjusted estimator's formulas",
+    ("docs/bots.md", "--sets 100 --pairs greedy --seed dev"):
+        "figures measured on the development machine; the command's output is checked by "
+        "test_the_luck_model_commands_run_as_printed",
+    ("docs/bots.md", "--sets 12 --pairs search --seed dev"):
+        "figures measured on the development machine (15 minutes of play)",
     ("docs/replay.md", '"match_id": "m-3f2a9c01d4e5b677"'):
         "a fragment of a replay with elided values; the commitment fields are checked "
         "by tests/security/test_secret_deals_tournament.py",
@@ -42,9 +48,11 @@ ILLUSTRATIONS: dict[tuple[str, str], str] = {
         "needs a remote bot connected to a routing gateway for its ten sets and a "
         "PostgreSQL database named arena; tests/tournament/test_tournament_remote.py "
         "plays remote bots from Celery workers",
-    ("docs/demo.md", "ARENA_ROUTING_URL=redis://HOST:6379/0 arena tournament run"):
-        "what arena demo does by hand, against the demo's gateway and bots; "
-        "test_the_demo_as_its_manual_prints_it runs the demo",
+    ("docs/stdio.md", "bot                                                    arena"):
+        "a sequence diagram",
+    ("docs/demo.md", "arena tournament run examples/main.yaml --broker redis://HOST"):
+        "what arena demo does by hand, against the demo's gateway, submitted bots and "
+        "workers; test_the_demo_as_its_manual_prints_it runs the demo",
 }
 
 

@@ -199,7 +199,7 @@ def test_an_organiser_follows_the_readme_and_the_tournament_manual(sh: Shell) ->
         sh.wait_for("worker.log", r"ready", timeout=120)
         sh.run(celery, timeout=600)
         shown = sh.run(board)
-        printed = block("docs/tournaments.md", "all tournaments: 120 games").text
+        printed = block("docs/tournaments.md", "tournament classic-duplicate: 120 games").text
         assert shown.stdout == printed, shown.stdout
         sh.run(report)
         assert "<svg" in (sh.cwd / "report.html").read_text()
@@ -351,6 +351,27 @@ def test_the_engine_and_library_snippets_run(tmp_path: Path) -> None:
     assert scope["result"].status == "completed"
 
 
+def test_the_luck_model_commands_run_as_printed(sh: Shell) -> None:
+    """docs/ratings.md: the shipped model's name, a small model of one's own (fewer
+    training games than printed), and that model's name."""
+    shipped, train, own = block("docs/ratings.md", "arena ratings luck-model").commands()
+    from arena.engine import Rules
+    from arena.ratings.luck import model_for
+
+    model = model_for(Rules.preset("classic"))
+    assert model is not None
+    assert f"luck model {model.short} (3p-24c-7h-1x3)" in sh.run(shipped).stdout
+    made = sh.run(train.replace("--games 200", "--games 12"), timeout=300)
+    assert "my-model.npz" in made.stdout and (sh.cwd / "my-model.npz").is_file()
+    assert "trained on 12 games of classic" in sh.run(own).stdout
+    # docs/bots.md: the benchmark's short run, as JSON.
+    bench = block("docs/bots.md", "arena bench luck --sets 4").commands()[0]
+    figures = json.loads(sh.run(f"{bench} --json", timeout=300).stdout)
+    assert figures["model"] == model.short
+    (pair,) = figures["pairs"]
+    assert pair["games"] == 24 and pair["vrf"] > 0 and pair["luck_cpu_share"] is not None
+
+
 def test_the_fixed_depth_gateway_bench_runs_as_printed(sh: Shell) -> None:
     """protocol.md's --depth example parses as printed, and runs (with a shorter, smaller
     load) holding the gateway and the ping-pong at that depth."""
@@ -378,6 +399,7 @@ def test_synopses_name_only_options_the_commands_take() -> None:
          "bench_main"),
         (block("docs/ratings.md", "arena bench ratings [--n-results"), "arena.ratings.bench",
          "main"),
+        (block("docs/ratings.md", "arena bench luck [--sets"), "arena.bench.luck", "bench_main"),
     ]
     for synopsis, module, func in synopses:
         known = {o for a in command_parser(module, func)._actions for o in a.option_strings}

@@ -517,23 +517,32 @@ def test_tricks_and_scores_match_an_independent_oracle(
 
 def test_copy_sets_every_attribute_of_the_state() -> None:
     """A field added to the state and forgotten in ``copy`` would make a copy raise or,
-    worse, share a list with its original. Read from the source file, which stays the
-    reference when the engine runs compiled (arena.compiled)."""
+    worse, share a list with its original. The copies are generated from the fields
+    (scripts/generate.py); read from the source files, which stay the reference when the
+    engine runs compiled (arena.compiled)."""
     import ast
 
     from arena.compiled import source_path
 
-    tree = ast.parse(source_path("arena.engine.game").read_text(encoding="utf-8"))
-    game_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Game")
-    slots = next(
-        n.value for n in game_class.body
-        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "__slots__"
+    def class_of(module: str, name: str) -> ast.ClassDef:
+        tree = ast.parse(source_path(module).read_text(encoding="utf-8"))
+        return next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+
+    def slots_of(cls: ast.ClassDef) -> set[str]:
+        value = next(
+            n.value for n in cls.body
+            if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "__slots__"
+        )
+        return set(ast.literal_eval(value))
+
+    slots = (
+        slots_of(class_of("arena.engine.game", "Game"))
+        | slots_of(class_of("arena.engine.state", "State"))
+        | slots_of(class_of("arena.engine.tricks", "TrickPlay"))
     )
-    copy = next(
-        n for n in game_class.body if isinstance(n, ast.FunctionDef) and n.name == "copy"
-    )
+    tree = ast.parse(source_path("arena.engine.copies").read_text(encoding="utf-8"))
     assigned = {
-        t.attr for n in ast.walk(copy) if isinstance(n, ast.Assign) for t in n.targets
-        if isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "g"
+        t.attr for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+        if isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "dst"
     }
-    assert assigned == set(ast.literal_eval(slots))
+    assert assigned == slots

@@ -164,3 +164,15 @@ def test_normalized_games_per_sample_scales_hypothesis() -> None:
 def test_bad_input_raises(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()  # type: ignore[operator]
+
+
+def test_luck_adjusted_set_scores_may_leave_zero_to_one() -> None:
+    """Adjusted scores are never clipped: a set a little above 1 or below 0 is tested as it
+    is, and the hypotheses' means stay inside the values."""
+    scores = [1.04, 0.97, 0.66, 0.81, -0.02, 0.9, 1.0, 0.75]
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        scores_distribution(scores)
+    values, counts = scores_distribution(scores, adjusted=True)
+    assert values[0] == -0.02 and values[-1] == 1.04 and counts.sum() == len(scores)
+    result = Sprt(0, 50).scores(scores, games_per_sample=6, adjusted=True)
+    assert result.llr > 0 and math.isfinite(result.estimate.elo)

@@ -31,6 +31,17 @@ def test_rows_sorted_with_descriptive_figures() -> None:
     # a beat b and c; lost to b but beat c; beat c and b; beat c: 6 of 7 pairings.
     assert a.pair_score == pytest.approx(6 / 7)
     assert all(r.ci_low <= r.rating <= r.ci_high for r in rows)
+    # c never finished ahead of anyone: its rating is the prior's, and the scale is
+    # centred on the players the results do bound.
+    assert [r.bounded for r in rows] == [True, True, False]
+    assert rows[0].rating + rows[1].rating == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_scale_is_centred_on_everyone_when_everyone_is_bounded() -> None:
+    games = [GameResult.from_scores(["x", "y", "z"], s, group=f"set-{i}")
+             for i, s in enumerate([[3, 2, 1], [1, 3, 2], [2, 1, 3], [3, 1, 2]] * 3)]
+    rows = ratings_table(games, n_bootstrap=20)
+    assert all(r.bounded for r in rows)
     assert sum(r.rating for r in rows) == pytest.approx(0.0, abs=1e-9)
 
 
@@ -77,3 +88,21 @@ def test_bench_main_prints(capsys: pytest.CaptureFixture[str]) -> None:
     assert "table_s" not in out and "sprt_llr" not in out and "from_results_per_s" not in out
     assert main(["--n-results", "600", "--players", "4", "--bootstrap", "5", "--json"]) == 0
     assert "table_s" in capsys.readouterr().out
+
+
+def test_luck_never_bounds_a_pair_one_side_always_won() -> None:
+    """Adjusted results rate close players on their adjusted scores, but a player who won
+    every game stays unbounded however the luck fell."""
+    from arena.ratings import GameTable
+
+    games = [GameResult.from_scores(["w", "x", "y"], s, group=f"set-{i // 2}")
+             for i, s in enumerate([[9, 2, 1], [9, 1, 2]] * 6)]
+    table = GameTable.from_results(games)
+    rng = np.random.Generator(np.random.PCG64(5))
+    width = table.seats.shape[1]
+    luck = table.with_luck(rng.normal(0.0, 0.2, size=(table.n_games, width * (width - 1) // 2)))
+    raw = {r.player: r for r in ratings_table(luck, n_bootstrap=50)}
+    adj = {r.player: r for r in ratings_table(luck, n_bootstrap=50, adjusted=True)}
+    assert not raw["w"].bounded and not adj["w"].bounded
+    assert adj["x"].bounded and adj["y"].bounded
+    assert adj["x"].rating != raw["x"].rating

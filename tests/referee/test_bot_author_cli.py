@@ -269,3 +269,107 @@ def test_a_bot_that_raises_strikes_and_shows_its_traceback_everywhere(
     assert end["status"] == "forfeit" and end["forfeit_seat"] == 0
     log = (tmp_path / "boom.log").read_text()
     assert "the bot raised ZeroDivisionError" in log and 'boom.py", line 9, in helper' in log
+    assert "ended (forfeit" in log and "seat 0 forfeited it after 3 strikes" in log
+
+
+def test_the_sdk_logs_its_matches_strikes_slow_answers_and_decisions(
+    tmp_path: Path, gateway: Gateway
+) -> None:
+    write(tmp_path / "chatty.py", """
+        import time
+        from thousand_bot import Bot
+
+        class Chatty(Bot):
+            n = 0
+
+            def decide(self, observation, legal):
+                self.n += 1
+                if self.n == 1:
+                    time.sleep(0.1)  # over the deadline, paid from the bank
+                elif self.n == 2:
+                    return "bid 995" if "bid 995" not in legal else "pass"  # illegal
+                elif self.n == 3:
+                    # Past the deadline and the bank: a timeout (and the requests that
+                    # arrive while it sleeps time out too).
+                    time.sleep(0.3)
+                return super().decide(observation, legal)
+    """)
+    bot = start_sdk_bot(tmp_path, gateway, "chatty", "chatty:Chatty", "--log-level", "DEBUG")
+    try:
+        res = arena("match", "--gateway", gateway.address, "--token", gateway.TOKEN,
+                    "--max-deals", "2", "--decision-ms", "50", "--bank-ms", "150",
+                    "--strike-limit", "50", "--json",
+                    "remote:chatty", "greedy", "random", cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        match_id = json.loads(res.stdout[res.stdout.index("{\n"):])["match_id"]
+        log_path = tmp_path / "chatty.log"
+        deadline = time.monotonic() + 30
+        while f"match {match_id} ended" not in log_path.read_text():
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.05)
+    finally:
+        stop(bot)
+    log = log_path.read_text()
+    assert f"INFO thousand_bot: match {match_id} started: classic, seats remote:chatty, " \
+           "greedy, random" in log
+    assert re.search(rf"INFO thousand_bot: match {match_id} seat 0: slow answer, \d+ ms for a "
+                     r"50 ms deadline: \d+ ms from the time bank, \d+ ms left", log), log
+    assert re.search(rf"WARNING thousand_bot: match {match_id} seat 0: \d+ ms to answer, past "
+                     r"the 50 ms deadline and the \d+ ms left in the time bank: a timeout", log)
+    assert "answer to" in log and "not taken (too late" in log
+    assert re.search(r"WARNING thousand_bot: strike on request \S+ \(the referee plays its "
+                     r"fallback\): 'bid 995' is not legal here", log), log
+    assert re.search(rf"DEBUG thousand_bot: match {match_id} seat 0: '[a-z]+[^']*' in "
+                     r"[\d.]+ ms \(\d+ legal; deadline 50 ms, bank \d+ ms\)", log), log
+    assert re.search(rf"INFO thousand_bot: match {match_id} ended \(completed, 2 deals\): "
+                     r"seat 0: rank \d of 3, -?\d+ points, \d+ strike\(s\)", log), log
+
+
+def test_bot_check_warns_of_legal_but_broken_play(tmp_path: Path) -> None:
+    write(tmp_path / "broken.py", """
+        from thousand_bot import Bot
+
+        class Conceder(Bot):
+            def bid(self, observation, legal):  # the lowest bid, to declare often
+                bids = [a for a in legal if a.startswith("bid ")]
+                return bids[0] if bids else legal[0]
+
+            def decide(self, observation, legal):
+                return "concede" if "concede" in legal else super().decide(observation, legal)
+
+        class Passer(Bot):
+            pass  # the defaults: pass whenever it may, and never concede
+    """)
+    conceder = arena("bot-check", "broken.py:Conceder", "--json", cwd=tmp_path)
+    report = json.loads(conceder.stdout)
+    assert conceder.returncode == 0 and report["passed"]  # legal, so no problem...
+    assert [w.split(" (")[0] for w in report["warnings"]] == ["conceded every time it could"]
+    passer = arena("bot-check", "broken.py:Passer", cwd=tmp_path)
+    assert passer.returncode == 0
+    lines = passer.stdout.splitlines()
+    assert lines[-1] == "PASS"  # ...but said, before the verdict
+    assert re.match(r"  warning: never bid \(\d+ turns where a bid was allowed\): it declares "
+                    r"only when it must", lines[-2]), lines
+
+
+def test_a_match_on_the_gateway_writes_its_replay_here(tmp_path: Path, gateway: Gateway) -> None:
+    write(tmp_path / "mybot.py", """
+        from thousand_bot import Bot
+
+        class MyBot(Bot):
+            pass
+    """)
+    bot = start_sdk_bot(tmp_path, gateway, "my-bot", "mybot:MyBot")
+    try:
+        res = arena("match", "--gateway", gateway.address, "--token", gateway.TOKEN,
+                    "--max-deals", "2", "--replay", "game.json", "remote:my-bot", "greedy",
+                    "random", cwd=tmp_path)
+    finally:
+        stop(bot)
+    assert res.returncode == 0, res.stderr
+    assert "replay written to game.json" in res.stdout
+    verified = arena("replay", "verify", "game.json", cwd=tmp_path)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.startswith("OK: ")
+    replay = json.loads((tmp_path / "game.json").read_text())
+    assert replay["seats"][0] == "remote:my-bot" and "commitment" in replay  # a secret seed

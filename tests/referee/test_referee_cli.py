@@ -262,20 +262,6 @@ def test_match_on_a_gateway_with_a_wrong_token(gateway: Any,
     assert "UNAUTHENTICATED" in capsys.readouterr().err
 
 
-def test_match_on_a_gateway_refuses_replay_before_playing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The replay of a gateway's match stays on the gateway: say so, write nothing, play
-    nothing (no gateway needed to be told)."""
-    replay = tmp_path / "game.json"
-    code = match_main(["--gateway", "127.0.0.1:1", "--token", "t", "--replay", str(replay),
-                       "greedy", "greedy", "greedy"])
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "--routing" in err and "arena serve --results" in err
-    assert not replay.exists()
-
-
 def test_match_on_an_unreachable_gateway(capsys: pytest.CaptureFixture[str]) -> None:
     code = match_main(["--gateway", "127.0.0.1:1", "--token", "t", "greedy", "greedy",
                        "greedy"])

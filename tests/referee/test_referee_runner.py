@@ -116,6 +116,51 @@ def test_a_seat_whose_decision_is_cancelled_gets_a_strike_not_a_crash() -> None:
     assert (result.seat_stats[0].malformed, result.seat_stats[0].strikes) == (1, 1)
 
 
+class _FailingLater:
+    """A clocked seat whose transport fails each decision a moment after it is asked (a
+    program that ended, a gateway that went away), handing the failure over as
+    :func:`arena.referee.errors.fail_decision` does."""
+
+    name = "failing"
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def submit_clocked(self, request: Any, clock: Any) -> asyncio.Future[str]:
+        from arena.referee.clock import new_future
+        from arena.referee.errors import fail_decision
+
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = new_future(loop)
+        clock.start()
+        loop.call_later(0.01, fail_decision, future, self.error)
+        return future
+
+    async def decide_clocked(self, request: Any, clock: Any) -> str:
+        return await self.submit_clocked(request, clock)
+
+    async def decide(self, request: Any) -> str:
+        raise AssertionError("the referee asks a clocked seat with its clock")
+
+    async def on_event(self, match_id: str, event: JSON) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("error", "field"), [(TimeoutError("its program ended"), "timeouts"),
+                                              (RuntimeError("it broke"), "malformed")])
+def test_a_decision_failed_while_waited_for_is_a_strike_up_to_the_forfeit(
+    error: BaseException, field: str
+) -> None:
+    """Failed while the referee waits on it, in the compiled referee as in its source:
+    each failure a strike, the third a forfeit (an error raised into the compiled wait
+    once came out at the forfeit instead)."""
+    spec = spec_of(("failing", "greedy", "greedy"), max_deals=2,
+                   tc=TimeControl(decision_ms=1000, bank_ms=1000, strike_limit=3))
+    result = play(spec, [_FailingLater(error), greedy_seat(1), greedy_seat(2)])  # type: ignore[list-item]
+    assert result.status == "forfeit" and result.forfeit_seat == 0
+    assert getattr(result.seat_stats[0], field) == 3
+
+
 def test_time_over_the_deadline_is_drawn_from_the_bank() -> None:
     tc = TimeControl(decision_ms=50, bank_ms=5000, strike_limit=3)
     spec = spec_of(("scripted", "greedy", "greedy"), tc=tc, max_deals=1)

@@ -83,3 +83,35 @@ def test_node_bot_reports_a_refused_token(node: str, gateway: GatewayThread) -> 
     )
     assert result.returncode == 4
     assert "unknown token" in result.stderr
+
+
+def test_node_bot_never_concedes_a_contract(node: str, gateway: GatewayThread) -> None:
+    """``arena bot-check`` on the starter through the gateway: no concession (the exchange
+    lists ``concede`` first, and the starter used to take it), and the warning that it never
+    bids, which is what the starter does."""
+    import json
+    import os
+    import sys
+    import time
+
+    token = gateway.register("js-check")
+    proc = subprocess.Popen([node, "bot.js", "--gateway", gateway.address, "--token", token],
+                            cwd=JS, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not gateway.gateway.hub.instances("js-check"):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the node bot did not connect"
+            time.sleep(0.05)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+        check = subprocess.run(
+            [str(Path(sys.executable).parent / "arena"), "bot-check", "remote:js-check",
+             "--gateway", gateway.address, "--token", gateway.organiser_token, "--deals", "6",
+             "--json"], capture_output=True, text=True, env=env, timeout=300)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    report = json.loads(check.stdout)
+    assert report["passed"], report
+    assert not any(w.startswith("conceded") for w in report["warnings"]), report["warnings"]
+    assert any(w.startswith("never bid") for w in report["warnings"]), report["warnings"]

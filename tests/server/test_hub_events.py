@@ -1,4 +1,5 @@
-"""Events for a bot that wants none are counted, not sent, and the numbering holds.
+"""Events for a bot that wants none are counted, not sent (but for the match's start and
+end, which every instance is told), and the numbering holds.
 
 A seat whose instance asked for no events counts most of them itself, without the hub
 (see ``RemoteSeat.on_event_nowait``). When that instance leaves and one that wants events
@@ -41,7 +42,7 @@ def _sent(conn: Connection) -> list[bot_pb2.PlayResponse]:
     return out
 
 
-def test_a_quiet_instance_gets_nothing_and_its_successor_the_right_numbers() -> None:
+def test_a_quiet_instance_gets_only_the_start_and_its_successor_the_right_numbers() -> None:
     hub = BotHub()
     quiet = hub.connect("q", "1", 0, wants_events=False)
     seats = [RemoteSeat(hub, "q"), RemoteSeat(hub, "q")]  # one bot in two seats
@@ -49,7 +50,8 @@ def test_a_quiet_instance_gets_nothing_and_its_successor_the_right_numbers() -> 
     for event in events:
         for seat in seats:  # the referee hands every seat the same event object
             seat.on_event_nowait(MATCH, event)
-    assert _sent(quiet) == []
+    told = [m.event for m in _sent(quiet)]
+    assert [(e.type, e.sequence) for e in told] == [("match_start", 0)]  # once, numbered 0
     quiet.end(None)  # the quiet instance leaves; one that wants events takes over
     loud = hub.connect("q", "1", 0, wants_events=True)
     last = {"type": "action", "seat": 0, "action": "pass"}
@@ -79,3 +81,17 @@ def test_quiet_and_loud_streams_number_alike() -> None:
     record = hub._told[("quiet", MATCH)]
     assert record.encoder is not None and record.encoder.sequence == len(events)
     assert record.encoder.deal == 1
+
+
+def test_a_quiet_instance_is_told_how_the_match_ended() -> None:
+    hub = BotHub()
+    quiet = hub.connect("q", "1", 0, wants_events=False)
+    seat = RemoteSeat(hub, "q")
+    events = [*_events(), {"type": "match_end", "match_id": MATCH, "status": "completed",
+                           "scores": [1, 2, 3], "ranks": [3, 2, 1], "strikes": [0, 1, 0]}]
+    for event in events:
+        seat.on_event_nowait(MATCH, event)
+    told = [m.event for m in _sent(quiet)]
+    assert [(e.type, e.sequence) for e in told] == [
+        ("match_start", 0), ("match_end", len(events) - 1)]
+    assert '"strikes":[0,1,0]' in told[1].detail_json

@@ -284,6 +284,8 @@ def test_a_bot_may_ask_for_no_events(gateway: GatewayThread) -> None:
     bot.recv_kind("welcome")
     match_id = start(gateway, ["quiet", "greedy", "random"], seed="quiet", max_deals=2)
     assert watch(gateway, match_id)[-1].match_end.status == "completed"
-    kinds = {bot_pb2.PlayResponse.FromString(raw).WhichOneof("message") for raw in bot.raw}
-    assert kinds == {"welcome", "decision_request"}
+    got = [bot_pb2.PlayResponse.FromString(raw) for raw in bot.raw]
+    assert {m.WhichOneof("message") for m in got} == {"welcome", "decision_request", "event"}
+    # Of the events, the start and the end alone: which match, and how it ended.
+    assert [m.event.type for m in got if m.HasField("event")] == ["match_start", "match_end"]
     bot.close()

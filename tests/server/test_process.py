@@ -90,7 +90,13 @@ def test_generated_organiser_token_is_printed_once(tmp_path: Path) -> None:
         for line in s._lines():
             if "organiser token" in line:
                 token = line.split()[-1]
+            if line.startswith("no --routing"):
                 break
+        # Said at once: a restart makes another token, and tournaments need --routing.
+        said = "\n".join(s.lines)
+        assert ("a new one is made at each start: set ARENA_ORGANISER_TOKEN (or "
+                "--organiser-token) to keep one token across restarts") in said
+        assert "a tournament (remote:NAME from its executor or workers) needs --routing" in said
         channel = grpc.insecure_channel(s.address)
         with channel:
             stub = organiser_pb2_grpc.OrganiserServiceStub(channel)

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from arena.ratings import GameResult, GameTable
+from arena.ratings import GameResult, PairData
+from arena.ratings.table import bounded_players
 from arena.tournament.leaderboard import (
     LeaderRow,
-    _bounded_players,
     format_table,
     unbounded_note,
 )
@@ -24,18 +24,21 @@ def test_a_lopsided_interval_shows_both_distances() -> None:
     assert "±" not in text
 
 
-def test_players_who_won_every_game_have_no_interval() -> None:
+def test_only_the_player_who_won_every_game_loses_its_interval() -> None:
     games = [GameResult.from_scores(["greedy", "a", "b"], [1000, 0, 0], group=f"set-{i}")
              for i in range(20)]
-    assert _bounded_players(GameTable.from_results(games)) == set()
-    rows = [_row("greedy", 715.2, 715.2, 715.2, bounded=False)]
-    assert "unbounded" in format_table(rows) and "715.2, 715.2" not in format_table(rows)
+    # a and b drew with each other: their difference is bounded; greedy's lead is not.
+    assert bounded_players(PairData.from_results(games)) == {"a", "b"}
+    rows = [_row("greedy", 715.2, 715.2, 715.2, bounded=False), _row("a", -357.6, -380, -330)]
+    text = format_table(rows)
+    assert "unbounded" in text and "715.2, 715.2" not in text
+    assert "[-380.0, -330.0]" in text
     note = unbounded_note(rows)
-    assert note is not None and "won every game" in note
+    assert note is not None and "No interval for greedy:" in note and "won or lost" in note
 
 
 def test_players_who_beat_each_other_are_bounded() -> None:
     games = [GameResult.from_scores(["x", "y", "z"], s, group=f"set-{i}")
              for i, s in enumerate([[3, 2, 1], [1, 3, 2], [2, 1, 3]] * 4)]
-    assert _bounded_players(GameTable.from_results(games)) == {"x", "y", "z"}
+    assert bounded_players(PairData.from_results(games)) == {"x", "y", "z"}
     assert unbounded_note([_row("x", 0.0, -50.0, 50.0)]) is None

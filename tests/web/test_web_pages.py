@@ -16,6 +16,7 @@ from web_support import arena, get, get_json
 from arena.engine import PRESETS, Game, Rules
 from arena.engine.actions import parse_action
 from arena.engine.cards import cards_str
+from arena.tournament.leaderboard import interval_text
 from arena.tournament.store import ResultStore
 
 
@@ -41,11 +42,22 @@ def test_leaderboard_shows_the_numbers_of_arena_leaderboard(
     for tr in rows:
         cells = [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
         seen.append(cells)
-    want = [[str(r["rank"]), r["player"], r["bot"], _fmt(r["rating"]),
-             f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", str(r["games"])]
+    def interval(r: dict[str, Any], adj: str = "") -> str:
+        nan = float("nan")
+        return interval_text(*(nan if r[f"{adj}{k}"] is None else r[f"{adj}{k}"]
+                               for k in ("rating", "ci_low", "ci_high")), r[f"{adj}bounded"])
+
+    # Raw and luck-adjusted ratings and intervals, as arena leaderboard prints them.
+    want = [[str(r["rank"]), r["player"], r["bot"], _fmt(r["rating"]), interval(r),
+             _fmt(r["adj_rating"]), interval(r, "adj_"), str(r["games"])]
             for r in cli["rows"]]
-    assert [c[:6] for c in seen] == want
-    assert [c[8:12] for c in seen] == [
+    # (HTML shows a run of spaces as one.)
+    assert [c[:8] for c in seen] == [[" ".join(x.split()) for x in w] for w in want]
+    text = arena("leaderboard", "--db", filled_store["db"], "--tournament", tournament).stdout
+    flat = " ".join(text.split())  # the table pads its columns
+    assert all(" ".join(w[4].split()) in flat and " ".join(w[6].split()) in flat
+               for w in want), text
+    assert [c[10:14] for c in seen] == [
         [str(r["timeouts"]), str(r["illegal"]), str(r["strikes"]), str(r["forfeits"])]
         for r in cli["rows"]]
     assert browser.find_elements(By.CSS_SELECTOR, "svg.chart"), "no rating charts"

@@ -23,7 +23,7 @@ proportional to the room left there (which is uniform when nothing constrains).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +106,32 @@ def voids_from_trick(cards: Sequence[tuple[int, int]], trump: int, must_trump: b
             voids[seat] |= 1 << lead
             if must_trump and trump >= 0 and s != trump:
                 voids[seat] |= 1 << trump
+
+
+def _place(randrange: Callable[[int], int], places: Sequence[int], cap: list[int]) -> int:
+    """A place for one card, each of ``places`` with a chance proportional to the room it
+    has left (``cap``); -1 when none has room."""
+    total = 0
+    for p in places:
+        total += cap[p]
+    if not total:
+        return -1
+    x = randrange(total)
+    for p in places:
+        x -= cap[p]
+        if x < 0:
+            return p
+    return -1
+
+
+def _pick_given(rng: random.Random, cands: list[int], other_weight: int, room: int) -> int:
+    """Which of the talon cards ``cands`` a receiver got, or -1 for none of them: each
+    card weighs one, any other card ``other_weight`` (the draw is made even without
+    ``room`` left, so that the random stream does not depend on it)."""
+    if not cands:
+        return -1
+    k = rng.randrange(len(cands) + other_weight)
+    return cands[k] if k < len(cands) and room > 0 else -1
 
 
 class Knowledge:
@@ -225,6 +251,11 @@ class Knowledge:
             self._prepared = ([by_size[k] for k in sorted(by_size)], choices)
         return self._prepared
 
+    def _may_have_got(self, receiver: int, candidates: int) -> list[int]:
+        """The talon cards ``receiver`` may have been given: not of a suit it is void in."""
+        void = self.voids[receiver]
+        return [c for c in cards_of(candidates) if not void >> (c >> 3) & 1]
+
     def _draw_fast(self, rng: random.Random) -> list[int] | None:
         """One quick draw, most constrained cards first; None when it runs into a wall."""
         groups, choices = self._prepare()
@@ -232,13 +263,9 @@ class Knowledge:
         content = list(self.must)
         taken = 0
         for receiver, candidates, other_weight in self.give_choices:
-            cands = [c for c in cards_of(candidates & self.unknown)
-                     if not self.voids[receiver] >> (c >> 3) & 1]
-            if not cands:
-                continue
-            k = rng.randrange(len(cands) + other_weight)
-            if k < len(cands) and cap[receiver] > 0:
-                c = cands[k]
+            cands = self._may_have_got(receiver, candidates & self.unknown)
+            c = _pick_given(rng, cands, other_weight, cap[receiver])
+            if c >= 0:
                 content[receiver] |= 1 << c
                 cap[receiver] -= 1
                 taken |= 1 << c
@@ -249,17 +276,9 @@ class Knowledge:
             for c in cards:
                 if taken >> c & 1:
                     continue
-                opts = choices[c]
-                total = 0
-                for p in opts:
-                    total += cap[p]
-                if not total:
+                p = _place(randrange, choices[c], cap)
+                if p < 0:
                     return None
-                x = randrange(total)
-                for p in opts:
-                    x -= cap[p]
-                    if x < 0:
-                        break
                 content[p] |= 1 << c
                 cap[p] -= 1
         return content
@@ -277,8 +296,7 @@ class Knowledge:
             counts[doms[c]] = counts.get(doms[c], 0) + 1
         # Hidden gives of talon cards: which (if any) talon card each receiver got.
         for receiver, candidates, other_weight in self.give_choices:
-            cands = [c for c in cards_of(candidates & pool)
-                     if not self.voids[receiver] >> (c >> 3) & 1]
+            cands = self._may_have_got(receiver, candidates & pool)
             if checked:
                 ok = []
                 for c in cands:
@@ -291,11 +309,8 @@ class Knowledge:
                 cands = ok
                 if cands and not self._feasible(cap, counts):
                     other_weight = 0  # a talon card must have been given on
-            if not cands:
-                continue
-            k = rng.randrange(len(cands) + other_weight)
-            if k < len(cands) and cap[receiver] > 0:
-                c = cands[k]
+            c = _pick_given(rng, cands, other_weight, cap[receiver])
+            if c >= 0:
                 content[receiver] |= 1 << c
                 cap[receiver] -= 1
                 pool &= ~(1 << c)
@@ -321,12 +336,7 @@ class Knowledge:
                 choices = [p for p in range(places) if cap[p] > 0]
                 if not choices:
                     return None
-            total = sum(cap[p] for p in choices)
-            x = rng.randrange(total)
-            for p in choices:
-                x -= cap[p]
-                if x < 0:
-                    break
+            p = _place(rng.randrange, choices, cap)
             content[p] |= 1 << c
             cap[p] -= 1
         return content

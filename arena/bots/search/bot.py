@@ -18,12 +18,13 @@ from typing import Any
 
 from arena.bots.greedy import GreedyBot
 from arena.engine import Rules, RulesError
+from arena.engine.phases.base import bid_cap
 from arena.match.fallback import fallback_action
 from arena.match.types import JSON
 
 from .belief import CARD, mask_of_names
 from .cardplay import Budget, PlaySearch, search_play
-from .dealsim import DealSim, bid_cap
+from .dealsim import DealSim
 from .inference import INCONSISTENT, PlayJudge, auction_mismatches
 from .lean import LeanRules, PlayState, move_text, parse_move
 from .preplay import DECISIONS, Preplay, auction_steps, preplay_knowledge

@@ -20,27 +20,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from arena.engine.cards import CARD_POINTS, SUIT_MASK
+from arena.engine.phases.auction import bidding_over, turn_after
+from arena.engine.phases.base import bid_cap
+from arena.engine.phases.play import first_leader
 from arena.engine.rules import Rules
 
-from .lean import KQ, LeanRules, PlayState, mask_points
+from .lean import LeanRules, PlayState, mask_points
 from .rollout import _cheapest, fast_playout
 from .scoring import DealContext, Evaluator
 
 EstimateFn = Callable[[int], int]
-
-
-def bid_cap(rules: Rules, hand: int) -> int:
-    """The highest bid the engine allows this hand (the engine's ``_bid_cap``)."""
-    cap = 120 + sum(rules.marriage_values) + rules.ace_marriage + rules.nines_marriage
-    if rules.bid_limit_plain is not None:
-        held = sum(rules.marriage_values[s] for s in range(4) if hand & KQ[s] == KQ[s])
-        if not held:
-            cap = rules.bid_limit_plain
-        elif rules.bid_cap_marriages:
-            cap = rules.bid_limit_plain + held
-    if rules.bid_max is not None:
-        cap = min(cap, rules.bid_max)
-    return cap
 
 
 @dataclass
@@ -64,36 +53,27 @@ def run_auction(a: AuctionState, maxes: dict[int, int]) -> tuple[int, int]:
     """Finish an auction where each seat bids the minimum while it is within its maximum.
 
     Returns (declarer, contract), or (-1, 0) when everybody passed (a redeal).  The turn
-    order follows the engine: the next seat clockwise that has not passed, and the auction
-    ends when the turn comes back to the high bidder or all but one have passed.
+    goes round and the auction ends as the engine's does (:func:`turn_after`,
+    :func:`bidding_over`).
     """
-    active = a.active
-    k = len(active)
-    nxt = {s: active[(i + 1) % k] for i, s in enumerate(active)}
-    bid, bidder, passed, p = a.bid, a.bidder, set(a.passed), a.to_act
+    active = tuple(a.active)
+    seats = [0] * (max(active) + 1)
+    for i, s in enumerate(active):
+        seats[s] = active[(i + 1) % len(active)]
+    nxt = tuple(seats)
+    passed = [s in a.passed for s in range(len(seats))]
+    bid, bidder, p = a.bid, a.bidder, a.to_act
     for _ in range(400):
         lo = bid + a.step if bidder >= 0 else a.opening
         if lo <= maxes.get(p, -1):
             bid, bidder = lo, p
         else:
-            passed.add(p)
-        live = [s for s in active if s not in passed]
-        if bidder < 0 and not live:
-            return -1, 0
-        if bidder >= 0 and (live == [bidder] or not live):
-            return bidder, bid
-        s = p
-        nxt_p = None
-        for _ in range(k):
-            s = nxt[s]
-            if s == bidder:
-                break
-            if s not in passed:
-                nxt_p = s
-                break
-        if nxt_p is None:
-            return (bidder, bid) if bidder >= 0 else (-1, 0)
-        p = nxt_p
+            passed[p] = True
+        if bidding_over(active, passed, bidder):
+            break
+        p = turn_after(p, nxt, passed, bidder)
+        if p < 0:
+            break
     return (bidder, bid) if bidder >= 0 else (-1, 0)
 
 
@@ -199,12 +179,7 @@ class DealSim:
         return best
 
     def first_leader(self, d: int) -> int:
-        r = self.rules
-        if r.first_lead == "declarer" and d >= 0:
-            return d
-        if r.first_lead == "dealer" and self.dealer in self.active:
-            return self.dealer
-        return self.forehand()
+        return first_leader(self.rules, d, self.dealer, tuple(self.active), self.forehand())
 
     # ------------------------------------------------------------------ playing out
     def play(self, hands: list[int], d: int, *, trump: int = -1, extra_last: int = 0,

@@ -13,6 +13,7 @@ they are, and every world keeps some weight, so no evidence is ever taken as cer
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import InitVar, dataclass, field
 
 from .belief import DealHistory
 from .lean import ACES, CRAWL, HALF, MARRY, NINES, PLAY, LeanRules, PlayState
@@ -24,29 +25,36 @@ INCONSISTENT = 0.25
 _KIND = {"marriage": MARRY, "half": HALF, "aces": ACES, "nines": NINES}
 
 
+@dataclass
 class PlayJudge:
     """Counts the plays of the other seats (so far in this deal) the model would not make.
 
     The sequence of plays is read once per decision; each world then only replays it.
     """
 
-    def __init__(self, lr: LeanRules, costs: list[int], hist: DealHistory, me: int,
-                 active: Sequence[int], n: int, declarer: int,
-                 trick_now: Sequence[tuple[int, int]], start_trump: int,
-                 give_up: int = 3) -> None:
-        self.lr = lr
-        self.costs = costs
-        self.active = list(active)
-        self.n = n
-        self.declarer = declarer
-        self.start_trump = start_trump
-        self.give_up = give_up
+    lr: LeanRules
+    costs: list[int]
+    hist: InitVar[DealHistory]
+    me: InitVar[int]
+    active: list[int]
+    n: int
+    declarer: int
+    trick_now: InitVar[Sequence[tuple[int, int]]]
+    start_trump: int
+    give_up: int = 3
+    #: (seat, move, judged) in playing order.
+    steps: list[tuple[int, int, bool]] = field(init=False)
+    played: list[int] = field(init=False)
+    leader: int = field(init=False)
+
+    def __post_init__(self, hist: DealHistory, me: int,
+                      trick_now: Sequence[tuple[int, int]]) -> None:
+        self.active = list(self.active)
         tricks = [(t.cards, t.face_down) for t in hist.tricks]
         if trick_now:
             tricks.append((list(trick_now), hist.crawl))
-        #: (seat, move, judged) in playing order.
-        self.steps: list[tuple[int, int, bool]] = []
-        self.played = [0] * n
+        self.steps = []
+        self.played = [0] * self.n
         for ti, (cards, down) in enumerate(tricks):
             for pos, (seat, c) in enumerate(cards):
                 kind = PLAY

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.engine.cards import CARD_POINTS
+from arena.engine.phases.base import score_may_bid
 from arena.engine.rules import Rules
 
 from .belief import CARD, SUITS, DealHistory, Knowledge, deck_mask, marriage_need, mask_of_names
@@ -178,6 +180,19 @@ class Preplay:
             return totals
         return [t / wsum for t in totals]
 
+    def best(self, n_candidates: int, values: Callable[[World], list[float]]) -> int | None:
+        """The candidate of best weighted mean value (the first of equals), None when no
+        world could be searched."""
+        means = self.run(n_candidates, values)
+        if not self.worlds_used:
+            return None
+        return max(range(n_candidates), key=lambda i: (means[i], -i))
+
+    def choice(self, options: list[str], values: Callable[[World], list[float]]) -> str | None:
+        """The option (an action text) of best value, each valued in that order."""
+        best = self.best(len(options), values)
+        return None if best is None else options[best]
+
     # ------------------------------------------------------------------ outcomes
     def outcome(self, w: World, d: int, contract: int, cache: dict[int, tuple[Any, int]],
                 *, blind: bool = False) -> float:
@@ -285,10 +300,9 @@ def decide_auction(p: Preplay, legal: Sequence[str]) -> str | None:
             out.append(p.outcome(w, d, c, cache, blind=blind_contract))
         return out
 
-    means = p.run(len(plans), vals)
-    if not p.worlds_used:
+    best = p.best(len(plans), vals)
+    if best is None:
         return None
-    best = max(range(len(plans)), key=lambda i: (means[i], -i))
     if plans[best] < 0:
         return "pass" if "pass" in legal else None
     return f"{kind} {values[0]}"
@@ -306,28 +320,23 @@ def decide_blind(p: Preplay, legal: Sequence[str]) -> str | None:
     opener = p.sim.forehand() if r.opener == "forehand" else p.sim.dealer
     plans = [-1, *values]
 
+    def plan(w: World, m: int, maxes: dict[int, int], cache: dict[int, tuple[Any, int]]
+             ) -> float:
+        if m < 0:  # look, and bid as the model does
+            looked = AuctionState(active, 0, -1, set(), opener, r.opening_bid, r.bid_step)
+            return p.outcome(w, *run_auction(looked, maxes), cache)
+        blind = AuctionState(active, values[0], me, set(), sim.order_from(me)[1],
+                             r.opening_bid, r.bid_step)
+        return p.outcome(w, *run_auction(blind, {**maxes, me: m}), cache, blind=True)
+
     def vals(w: World) -> list[float]:
         cache: dict[int, tuple[Any, int]] = {}
         maxes = {s: sim.model_max(w.hands[s]) for s in active}
-        out = []
-        for m in plans:
-            if m < 0:
-                state = AuctionState(active, 0, -1, set(), opener, r.opening_bid, r.bid_step)
-                d, c = run_auction(state, maxes)
-                out.append(p.outcome(w, d, c, cache))
-                continue
-            state = AuctionState(active, values[0], me, set(), sim.order_from(me)[1],
-                                 r.opening_bid, r.bid_step)
-            mx = dict(maxes)
-            mx[me] = m
-            d, c = run_auction(state, mx)
-            out.append(p.outcome(w, d, c, cache, blind=True))
-        return out
+        return [plan(w, m, maxes, cache) for m in plans]
 
-    means = p.run(len(plans), vals)
-    if not p.worlds_used:
+    best = p.best(len(plans), vals)
+    if best is None:
         return None
-    best = max(range(len(plans)), key=lambda i: (means[i], -i))
     return "look" if plans[best] < 0 else f"blind {values[0]}"
 
 
@@ -339,8 +348,7 @@ def decide_sale_offer(p: Preplay, legal: Sequence[str]) -> str | None:
     sim = p.sim
     r = p.rules
     contract = int(p.obs.get("contract") or 0)
-    buyers = [s for s in sim.order_from(me)[1:]
-              if r.minus_may_not_bid is None or p.ctx.scores[s] > r.minus_may_not_bid]
+    buyers = [s for s in sim.order_from(me)[1:] if score_may_bid(r, p.ctx.scores[s])]
 
     def vals(w: World) -> list[float]:
         cache: dict[int, tuple[Any, int]] = {}
@@ -355,10 +363,7 @@ def decide_sale_offer(p: Preplay, legal: Sequence[str]) -> str | None:
         sell = keep if d == me else p.outcome(w, d, c, cache)
         return [keep, sell]
 
-    means = p.run(2, vals)
-    if not p.worlds_used:
-        return None
-    return "sell" if means[1] > means[0] else "keep"
+    return p.choice(["keep", "sell"], vals)
 
 
 def decide_buy(p: Preplay, legal: Sequence[str]) -> str | None:
@@ -391,10 +396,7 @@ def decide_buy(p: Preplay, legal: Sequence[str]) -> str | None:
         buy = p.outcome(w, d, c, cache)
         return [pas, buy]
 
-    means = p.run(2, vals)
-    if not p.worlds_used:
-        return None
-    return f"buy {values[0]}" if means[1] > means[0] else "pass"
+    return p.choice(["pass", f"buy {values[0]}"], vals)
 
 
 def _card_actions(legal: Sequence[str]) -> list[tuple[str, int, int]]:
@@ -432,29 +434,26 @@ def decide_exchange(p: Preplay, legal: Sequence[str], max_cards: int = 6) -> str
         ev = p.evaluator(me, contract)
         for _text, c, target in cands:
             hands = list(w.hands)
-            hands[me] &= ~(1 << c)
-            extra_decl = w.extra_declarer
-            extra_last = w.extra_last
-            if target >= 0:
-                hands[target] |= 1 << c
-            elif target == -1:
-                extra_decl += mask_points(1 << c)
-            else:
-                extra_last += mask_points(1 << c)
-            rest = World(hands, [], extra_last, extra_decl, w.hidden)
+            to_decl, to_last = _pass_on(hands, me, c, target)
+            rest = World(hands, [], w.extra_last + to_last, w.extra_declarer + to_decl,
+                         w.hidden)
             st, _ = _finish_exchange(sim, rest, me, target, p)
             out.append(ev.played(st.raw_points(), st.tricks))
         if concede:
             out.append(ev.conceded())
         return out
 
-    means = p.run(len(cands) + concede, vals)
-    if not p.worlds_used:
-        return None
-    best = max(range(len(means)), key=lambda i: (means[i], -i))
-    if best >= len(cands):
-        return "concede"
-    return cands[best][0]
+    return p.choice([text for text, _c, _t in cands] + ["concede"] * concede, vals)
+
+
+def _pass_on(hands: list[int], me: int, c: int, target: int) -> tuple[int, int]:
+    """The declarer ``me`` passes ``c`` on to a seat, a discard (-1) or the bank (-2);
+    returns the points this adds to the declarer's discards and to the last trick."""
+    hands[me] &= ~(1 << c)
+    if target >= 0:
+        hands[target] |= 1 << c
+        return 0, 0
+    return (CARD_POINTS[c], 0) if target == -1 else (0, CARD_POINTS[c])
 
 
 def _finish_exchange(sim: DealSim, w: World, me: int, done_target: int, p: Preplay
@@ -465,14 +464,10 @@ def _finish_exchange(sim: DealSim, w: World, me: int, done_target: int, p: Prepl
     extra_last, extra_decl = w.extra_last, w.extra_declarer
     left = _exchange_left(p, done_target)
     for target in left:
-        c = _cheapest(hands[me], hands[me], sim.costs)
-        hands[me] &= ~(1 << c)
-        if target >= 0:
-            hands[target] |= 1 << c
-        elif target == -1:
-            extra_decl += mask_points(1 << c)
-        else:
-            extra_last += mask_points(1 << c)
+        to_decl, to_last = _pass_on(hands, me, _cheapest(hands[me], hands[me], sim.costs),
+                                    target)
+        extra_decl += to_decl
+        extra_last += to_last
     trump = sim.model_trump(hands[me]) if r.fixed_trump else -1
     st = sim.play(hands, me, trump=trump, extra_last=extra_last, extra_declarer=extra_decl,
                   hidden=w.hidden)
@@ -527,13 +522,7 @@ def decide_contract(p: Preplay, legal: Sequence[str]) -> str | None:
             out.append(evs[0].conceded())
         return out
 
-    means = p.run(len(values) + concede, vals)
-    if not p.worlds_used:
-        return None
-    best = max(range(len(means)), key=lambda i: (means[i], -i))
-    if best >= len(values):
-        return "concede"
-    return f"contract {values[best]}"
+    return p.choice([f"contract {v}" for v in values] + ["concede"] * concede, vals)
 
 
 def decide_trump(p: Preplay, legal: Sequence[str]) -> str | None:
@@ -553,11 +542,7 @@ def decide_trump(p: Preplay, legal: Sequence[str]) -> str | None:
             out.append(ev.played(st.raw_points(), st.tricks))
         return out
 
-    means = p.run(len(suits), vals)
-    if not p.worlds_used:
-        return None
-    best = max(range(len(suits)), key=lambda i: (means[i], -i))
-    return f"trump {SUITS[suits[best]]}"
+    return p.choice([f"trump {SUITS[s]}" for s in suits], vals)
 
 
 def decide_nines(p: Preplay, legal: Sequence[str]) -> str | None:

@@ -7,7 +7,8 @@ when allowed, cash sure winners, win a trick with the cheapest card that holds, 
 throw the least useful card), plus one thing greedy does not do: a defender whose partner
 already holds the trick throws it points instead of its cheapest card.  Letting rollout
 players see every hand would make them play as if they could, and the search would then
-trust lines that only work with perfect information.
+trust lines that only work with perfect information.  What a player may play, and who
+takes a trick, are the engine's own compiled trick rules (:mod:`arena.engine.tricks`).
 
 **Exact solver.**  Near the end of a deal the few cards left make the game tree small.
 :func:`solve` searches it completely with alpha-beta, one side (the declarer, or the
@@ -20,11 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from arena.engine.cards import CARD_POINTS, RA, RK, RQ, RT, SUIT_MASK
+from arena.bots.greedy import keep_value
+from arena.engine.cards import CARD_POINTS, RANK_POINTS, RK, RQ, SUIT_MASK
+from arena.engine.tricks import CRAWL, HALF, MARRY, declared_value, holding
 
-from .lean import KQ, MARRY, QUEENS, LeanRules, PlayState
+from .lean import LeanRules, PlayState
 
-_RP = (0, 0, 0, 2, 3, 4, 10, 11)
 #: Cards of a suit (as an 8-bit pattern) ranked above each rank.
 _ABOVE = tuple(0xFF & ~((1 << (r + 1)) - 1) for r in range(8))
 
@@ -37,16 +39,8 @@ def cost_table(mv: tuple[int, ...]) -> list[int]:
     table = [0] * (4 << 11)
     for s in range(4):
         for pattern in range(256):
-            n = pattern.bit_count()
             for r in range(8):
-                v = _RP[r]
-                if r == RA:
-                    v += 40
-                elif r == RT:
-                    v += 25 if pattern >> RA & 1 else 3
-                elif r in (RK, RQ) and pattern >> RK & 1 and pattern >> RQ & 1:
-                    v += 50 + mv[s] // 5
-                v += n
+                v = keep_value(s * 8 + r, pattern << (8 * s), mv)
                 table[s << 11 | pattern << 3 | r] = v * 8 + r
     return table
 
@@ -55,9 +49,9 @@ _COSTS: dict[tuple[int, ...], list[int]] = {}
 
 
 def costs_for(lr: LeanRules) -> list[int]:
-    t = _COSTS.get(lr.mv)
+    t = _COSTS.get(lr.marriage_values)
     if t is None:
-        t = _COSTS[lr.mv] = cost_table(lr.mv)
+        t = _COSTS[lr.marriage_values] = cost_table(lr.marriage_values)
     return t
 
 
@@ -80,17 +74,18 @@ def _cheapest(mask: int, hand: int, costs: list[int]) -> int:
 
 
 def _lowest_points(mask: int) -> int:
-    """The card of ``mask`` with the fewest points, lowest rank on ties."""
+    """The card of ``mask`` with the fewest points, lowest rank on ties (points grow with
+    the rank, so it is the lowest card of one of the suits)."""
     best = -1
     key = 1 << 30
-    while mask:
-        low = mask & -mask
-        c = low.bit_length() - 1
-        mask ^= low
-        k = CARD_POINTS[c] * 8 + (c & 7)
-        if k < key:
-            key = k
-            best = c
+    for s in range(4):
+        suit = mask >> (8 * s) & 0xFF
+        if suit:
+            r = (suit & -suit).bit_length() - 1
+            k = RANK_POINTS[r] * 8 + r
+            if k < key:
+                key = k
+                best = s * 8 + r
     return best
 
 
@@ -112,6 +107,16 @@ def _most_points(mask: int, hand: int, costs: list[int]) -> int:
     return best if best >= 0 else _cheapest(mask, hand, costs)
 
 
+def _tops(mask: int, unseen: int) -> int:
+    """The cards of ``mask`` that nothing unseen of their suit ranks above."""
+    out = 0
+    for shift in (0, 8, 16, 24):
+        suit = mask >> shift & 0xFF
+        if suit:
+            out |= (suit & 0xFF << (unseen >> shift & 0xFF).bit_length()) << shift
+    return out
+
+
 def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...] | None,
            ) -> int:
     """The default policy's move for the seat to act (a move of :meth:`PlayState.legal`)."""
@@ -121,24 +126,20 @@ def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...
     trick = state.trick
     allowed = state.play_mask(p)
     if not trick:
-        lr = state.lr
-        if (hand & (hand >> 1) & QUEENS or lr.extras) and state.may_marry(p):
-            legal = state.legal()
-            decl = [m for m in legal if m >> 5 and m >> 5 != 5]
+        if state.may_declare(p) and state.may_marry(p):
+            decl = [m for m in state.declarations(p, allowed) if m >> 5 != CRAWL]
             if decl:
                 return _declare(state, decl, unseen)
         # Sure winners: nothing higher of the suit is out.
         best = -1
         best_key = -1
-        m = allowed
+        m = _tops(allowed, unseen)
         trumps_out = trump >= 0 and unseen & SUIT_MASK[trump]
         while m:
             low = m & -m
             c = low.bit_length() - 1
             m ^= low
             s = c >> 3
-            if (unseen >> (s * 8)) & _ABOVE[c & 7]:
-                continue
             safe = s == trump or not trumps_out or bool(unseen & SUIT_MASK[s])
             key = (safe << 12) | ((s != trump) << 11) | (CARD_POINTS[c] << 3) | (c & 7)
             if key > best_key:
@@ -149,17 +150,9 @@ def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...
         return _cheapest(allowed, hand, costs)
     if state.crawl:
         return _cheapest(allowed, hand, costs)
-    lead = trick[0][1]
-    lead_suit = lead >> 3
-    win_seat, best_card = trick[0]
-    best_suit = lead_suit
-    for seat, card in trick[1:]:
-        s = card >> 3
-        if s == best_suit:
-            if card > best_card:
-                win_seat, best_card = seat, card
-        elif s == trump:
-            win_seat, best_card, best_suit = seat, card, s
+    lead_suit = trick[0][1] >> 3
+    win_seat, best_card = trick[holding(trick, trump)]
+    best_suit = best_card >> 3
     last = len(trick) >= state.nactive - 1
     if best_suit == lead_suit:
         winning = allowed & SUIT_MASK[lead_suit] & ~((1 << (best_card + 1)) - 1)
@@ -180,39 +173,21 @@ def choose(state: PlayState, unseen: int, costs: list[int], team: tuple[int, ...
     if winning:
         if last:
             return _lowest_points(winning)
-        sure = 0
-        m = winning
-        trumps_out = trump >= 0 and unseen & SUIT_MASK[trump]
-        lead_out = unseen & SUIT_MASK[lead_suit]
-        while m:
-            low = m & -m
-            c = low.bit_length() - 1
-            m ^= low
-            s = c >> 3
-            if (unseen >> (s * 8)) & _ABOVE[c & 7]:
-                continue
-            if s == trump or not trumps_out or lead_out:
-                sure |= low
+        sure = _tops(winning, unseen)
+        if trump >= 0 and unseen & SUIT_MASK[trump] and not unseen & SUIT_MASK[lead_suit]:
+            sure &= SUIT_MASK[trump]  # trumps are out and may still ruff: only a trump holds
         if sure:
             return _lowest_points(sure)
     return _cheapest(allowed, hand, costs)
 
 
 def _declare(state: PlayState, decl: list[int], unseen: int) -> int:
-    lr = state.lr
-    mv = lr.mv
-
-    def value(m: int) -> int:
-        kind = m >> 5
-        s = (m & 31) >> 3
-        if kind == MARRY:
-            return mv[s]
-        if kind == 2:
-            return mv[s] // 2
-        return 1000
-
-    values = [value(m) for m in decl]
-    target = min(values) if lr.ascending else max(values)
+    tr = state.tr
+    # The four aces or nines before any marriage; of marriages the best (the least one
+    # that is allowed, when each must beat the last).
+    values = [declared_value(tr, m >> 5, (m & 31) >> 3) if m >> 5 in (MARRY, HALF) else 1000
+              for m in decl]
+    target = min(values) if tr.marriage_ascending else max(values)
     chosen = [m for m, v in zip(decl, values, strict=True) if v == target]
     m = chosen[0]
     if m >> 5 == MARRY:
@@ -315,176 +290,9 @@ def remaining_plays(state: PlayState) -> int:
     return sum(h.bit_count() for h in state.hands)
 
 
+#: Once a copy of :func:`playout` with the trick rules written out inline, for speed; the
+#: compiled trick rules made the two one.
+fast_playout = playout
+
 __all__ = ["Guard", "OutOfTime", "choose", "cost_table", "fast_playout", "playout",
            "remaining_plays", "solve"]
-
-
-
-def fast_playout(state: PlayState, costs: list[int], team: tuple[int, ...] | None,
-                 hidden: int = 0) -> PlayState:
-    """:func:`playout` with the policy and the trick rules in one loop on local variables.
-
-    Rollouts are most of the search's time; this makes the same moves as
-    :func:`playout` (a test plays both on random positions) about twice as fast.  Rules
-    with extra declarations, crawling or lead restrictions take the general path.
-    """
-    lr = state.lr
-    if lr.extras or lr.trump_lead_restricted or state.crawl or True in state.aces_pending:
-        return playout(state, costs, team, hidden)
-    hands = state.hands
-    nxt = state.nxt
-    nact = state.nactive
-    trick = list(state.trick)
-    trump = state.trump
-    trump_by = state.trump_by
-    last_m = state.last_marriage
-    tricks = state.tricks
-    taken = state.taken
-    marr = state.marr
-    mv = lr.mv
-    must = lr.must_trump
-    needs = lr.needs_trick
-    minc = lr.min_cards
-    asc = lr.ascending
-    fixed = lr.fixed_trump
-    decl_only = lr.declarer_only
-    declarer = state.declarer
-    pts_of = CARD_POINTS
-    above = _ABOVE
-    sm = SUIT_MASK
-    remaining = 0
-    for h in hands:
-        remaining |= h
-    everything = remaining | hidden
-    p = state.to_act
-    last_trick = state.last_trick
-    lead_suit = state.lead_suit
-    while remaining:
-        hand = hands[p]
-        unseen = everything & ~hand
-        c = -1
-        if not trick:
-            if hand & (hand >> 1) & QUEENS and (not needs or tricks[p]) and (
-                    not minc or hand.bit_count() >= minc):
-                best_s = -1
-                best_v = 0
-                for s in range(4):
-                    kq = KQ[s]
-                    if hand & kq == kq and (not asc or mv[s] > last_m):
-                        v = mv[s]
-                        if best_s < 0 or (v < best_v if asc else v > best_v):
-                            best_s, best_v = s, v
-                if best_s >= 0:
-                    s = best_s
-                    c = s * 8 + (RQ if (unseen >> (8 * s)) & 0xC0 else RK)
-                    if not fixed:
-                        trump = s
-                        trump_by = p
-                    last_m = best_v
-                    if not decl_only or p == declarer:
-                        marr[p] += best_v
-            if c < 0:
-                best_key = -1
-                m = hand
-                trumps_out = trump >= 0 and unseen & sm[trump]
-                while m:
-                    low = m & -m
-                    x = low.bit_length() - 1
-                    m ^= low
-                    s = x >> 3
-                    if (unseen >> (s * 8)) & above[x & 7]:
-                        continue
-                    safe = s == trump or not trumps_out or bool(unseen & sm[s])
-                    key = (safe << 12) | ((s != trump) << 11) | (pts_of[x] << 3) | (x & 7)
-                    if key > best_key:
-                        best_key = key
-                        c = x
-                if c < 0:
-                    c = _cheapest(hand, hand, costs)
-            lead_suit = c >> 3
-        else:
-            allowed = hand & sm[lead_suit]
-            if not allowed:
-                if must and trump >= 0:
-                    allowed = hand & sm[trump]
-                if not allowed:
-                    allowed = hand
-            win_seat, best_card = trick[0]
-            best_suit = lead_suit
-            for seat, card in trick[1:]:
-                s = card >> 3
-                if s == best_suit:
-                    if card > best_card:
-                        win_seat, best_card = seat, card
-                elif s == trump:
-                    win_seat, best_card, best_suit = seat, card, s
-            last = len(trick) >= nact - 1
-            if best_suit == lead_suit:
-                winning = allowed & sm[lead_suit] & ~((1 << (best_card + 1)) - 1)
-                if trump >= 0 and trump != lead_suit:
-                    winning |= allowed & sm[trump]
-            else:
-                winning = allowed & sm[trump] & ~((1 << (best_card + 1)) - 1)
-            if team is not None and win_seat != p and (win_seat in team) == (p in team):
-                holds = last or not (
-                    (unseen >> (best_suit * 8)) & above[best_card & 7]
-                    or (best_suit != trump and trump >= 0 and unseen & sm[trump]
-                        and not unseen & sm[lead_suit])
-                )
-                if holds:
-                    c = _most_points(allowed & ~winning if allowed & ~winning else allowed,
-                                     hand, costs)
-            if c < 0 and winning:
-                if last:
-                    c = _lowest_points(winning)
-                else:
-                    sure = 0
-                    m = winning
-                    trumps_out = trump >= 0 and unseen & sm[trump]
-                    lead_out = unseen & sm[lead_suit]
-                    while m:
-                        low = m & -m
-                        x = low.bit_length() - 1
-                        m ^= low
-                        s = x >> 3
-                        if (unseen >> (s * 8)) & above[x & 7]:
-                            continue
-                        if s == trump or not trumps_out or lead_out:
-                            sure |= low
-                    if sure:
-                        c = _lowest_points(sure)
-            if c < 0:
-                c = _cheapest(allowed, hand, costs)
-        bit = 1 << c
-        hands[p] = hand & ~bit
-        remaining &= ~bit
-        everything &= ~bit
-        trick.append((p, c))
-        if len(trick) < nact:
-            p = nxt[p]
-            continue
-        win_seat, best_card = trick[0]
-        best_suit = best_card >> 3
-        pts = pts_of[best_card]
-        for seat, card in trick[1:]:
-            pts += pts_of[card]
-            s = card >> 3
-            if s == best_suit:
-                if card > best_card:
-                    win_seat, best_card = seat, card
-            elif s == trump:
-                win_seat, best_card, best_suit = seat, card, s
-        taken[win_seat] += pts
-        tricks[win_seat] += 1
-        last_trick = win_seat
-        trick = []
-        p = win_seat
-    state.trick = trick
-    state.to_act = p
-    state.leader = p
-    state.trump = trump
-    state.trump_by = trump_by
-    state.last_marriage = last_m
-    state.last_trick = last_trick
-    state.lead_suit = lead_suit
-    return state

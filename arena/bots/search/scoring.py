@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from arena.engine.game import PLAY, DealRecord, Game
 from arena.engine.rules import Rules
+from arena.engine.scoring import concede, score_deal
 
 from .lean import NINES_MASK
 
@@ -79,6 +80,7 @@ class DealContext:
         g.deal_index = deal_number
         g.deals_played = deal_number - 1 if deals_played is None else deals_played
         g.active = tuple(active)
+        g.nactive = len(g.active)
         g.declarer = declarer
         g.contract = contract
         g.blind_won = blind_won
@@ -128,13 +130,13 @@ class DealContext:
         g = self._scratch()
         g.taken_points = list(raw)
         g.tricks_taken = list(tricks)
-        g._score_deal()
+        score_deal(g)
         return g.scores, list(g.winners)
 
     def conceded(self) -> tuple[list[int], list[int]]:
         """Scores after the declarer concedes; and the winners (if the game is over)."""
         g = self._scratch()
-        g._concede(self.declarer)
+        concede(g, self.declarer)
         return g.scores, list(g.winners)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.engine.game import golden_round_complete
+from arena.engine.golden import golden_round_complete
 from arena.engine.rules import Rules
 from arena.match.fallback import fallback_action
 

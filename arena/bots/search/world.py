@@ -178,12 +178,12 @@ class PlayWorlds:
         st.trump = SUITS.index(trump) if trump in ("C", "S", "H", "D") else -1
         st.trump_by = hist.trump_by
         st.last_marriage = hist.last_marriage
-        st.tricks = [int(x) for x in obs.get("tricks_taken") or [0] * n]
-        st.taken = [int(x) for x in obs.get("points_taken") or [0] * n]
+        st.tricks_taken = [int(x) for x in obs.get("tricks_taken") or [0] * n]
+        st.taken_points = [int(x) for x in obs.get("points_taken") or [0] * n]
         marr = [0] * n
         for entry in obs.get("marriages") or ():
             marr[int(entry[0])] += int(entry[2])
-        st.marr = marr
+        st.marriage_points = marr
         st.crawl = hist.crawl
         self.aces = [s for s, _suit, kind in hist.declarations if kind == "aces"]
         self.template = st

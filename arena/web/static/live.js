@@ -22,7 +22,7 @@
       v.deal = e.deal; v.dealer = e.dealer; v.auction = []; v.declarer = null; v.contract = null;
       v.trump = null; v.marriages = []; v.talon = []; v.table = []; v.lastTrick = null;
       v.tricks = {}; v.points = {}; v.log = [];
-      v.last = { text: "deal " + (e.deal + 1) + " dealt by " + v.seats[e.dealer] };
+      v.last = { text: "deal " + e.deal + " dealt by " + v.seats[e.dealer] };
     } else if (t === "action") {
       var verb = e.action.split(" ")[0];
       if (PLAYS[verb]) v.table.push([e.seat, e.action.split(" ")[1] || "??"]);
@@ -71,7 +71,7 @@
     var info = document.getElementById("info");
     info.innerHTML = "";
     var item = function (k, node) { var i = el("span", "info-item"); i.appendChild(el("span", "k", k)); i.appendChild(typeof node === "string" ? document.createTextNode(node) : node); info.appendChild(i); };
-    item("deal", v.deal === null ? "-" : String(v.deal + 1));
+    item("deal", v.deal === null ? "-" : String(v.deal));
     if (v.contract) item("contract", v.seats[v.declarer] + " " + v.contract);
     item("trump", v.trump ? Arena.suit(v.trump) : "none");
     var felt = document.getElementById("felt");

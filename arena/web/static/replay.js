@@ -138,7 +138,7 @@
     var box = document.getElementById("last-action");
     box.innerHTML = "";
     if (!f.action) {
-      box.appendChild(el("span", "muted", "Deal " + (f.deal + 1) + " dealt by " + seatName(f.dealer) + "."));
+      box.appendChild(el("span", "muted", "Deal " + f.deal + " dealt by " + seatName(f.dealer) + "."));
     } else {
       box.appendChild(el("b", "", seatName(f.action.seat) + ": "));
       box.appendChild(Arena.actionText(f.action.text));
@@ -185,7 +185,9 @@
     renderAction(f);
     renderLog(deal, step);
     document.getElementById("position").textContent =
-      "deal " + (deal + 1) + " of " + summary.deals.length + " · step " + step + " of " + (frames.length - 1);
+      // Deals are numbered from 0, as in the replay file, its text record and the address.
+      "deal " + deal + " (" + summary.deals.length + " deals: 0-" + (summary.deals.length - 1) +
+      ") · step " + step + " of " + (frames.length - 1);
     var scrub = document.getElementById("scrub");
     scrub.max = frames.length - 1;
     scrub.value = step;
@@ -205,7 +207,7 @@
       render();
       root.classList.add("ready");
     }).catch(function (err) {
-      document.getElementById("last-action").textContent = "cannot load deal " + (nd + 1) + ": " + err.message;
+      document.getElementById("last-action").textContent = "cannot load deal " + nd + ": " + err.message;
     });
     loading = req;
     return req;

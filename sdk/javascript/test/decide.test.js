@@ -16,6 +16,13 @@ test('names the lowest contract', () => {
   assert.strictEqual(decide({}, ['contract 130', 'contract 120', 'concede']), 'contract 120');
 });
 
+test('never concedes while anything else is legal', () => {
+  // The exchange lists `concede` first: the starter gives a card away instead.
+  assert.strictEqual(decide({}, ['concede', 'give JC 0', 'give QC 1']), 'give JC 0');
+  assert.strictEqual(decide({}, ['concede', 'contract 120']), 'contract 120');
+  assert.strictEqual(decide({}, ['concede']), 'concede');
+});
+
 test('declares a marriage when it can', () => {
   assert.strictEqual(decide({ trick: [] }, ['play 9H', 'marry KH', 'play AS']), 'marry KH');
 });

@@ -122,6 +122,14 @@ class BotRejected(Exception):
         self.details = details
 
 
+#: Matches whose seats the client keeps for their result line; beyond, the oldest go.
+_MATCHES_REMEMBERED = 4096
+
+
+def _nth(values: list[Any], k: int, default: Any = "?") -> Any:
+    return values[k] if 0 <= k < len(values) else default
+
+
 def _keep_unsent(unsent: list[bot_pb2.Decision], message: bot_pb2.PlayRequest) -> None:
     """Keep a decision that could not go out, to be sent after the reconnect (other
     messages belong to their session and are dropped)."""
@@ -232,6 +240,8 @@ class BotClient:
         self.instance_id = ""
         self.decisions = 0
         self.sessions = 0
+        #: The seats this bot decided for in each match still going, for the result line.
+        self._seats: dict[str, set[int]] = {}
         self._unsent: list[bot_pb2.Decision] = []
         self._welcomed = False
         self._thinking: set[asyncio.Future[None]] = set()
@@ -365,7 +375,7 @@ class BotClient:
                     started = time.perf_counter()
                     action = self._decide(request, started)
                     if action is not None:
-                        self._send(request.request_id, action, started)
+                        self._send(request, action, started)
                 else:
                     self._handle(message)
         finally:
@@ -379,14 +389,26 @@ class BotClient:
         if kind == "event":
             if self._repeat(message.event):
                 return
+            event = event_to_dict(message.event)
+            if event.get("type") in ("match_start", "match_end"):
+                self._tell_match(event)
             try:
-                self.bot.on_event(event_to_dict(message.event))
+                self.bot.on_event(event)
             except Exception:
                 log.exception("on_event raised; the bot plays on")
         elif kind == "error":
             err = message.error
             code = bot_pb2.ErrorCode.Name(err.code)
-            log.warning("server refused %s: %s", err.request_id or "a message", err.reason)
+            if err.code in (bot_pb2.ERROR_CODE_ILLEGAL_ACTION,
+                            bot_pb2.ERROR_CODE_MALFORMED_ACTION):
+                log.warning("strike on request %s (the referee plays its fallback): %s",
+                            err.request_id, err.reason)
+            elif err.code == bot_pb2.ERROR_CODE_UNKNOWN_REQUEST:
+                log.warning("answer to %s not taken (too late: a timeout, which the referee "
+                            "counts as a strike, or already answered): %s", err.request_id,
+                            err.reason)
+            else:
+                log.warning("server refused %s: %s", err.request_id or "a message", err.reason)
             self.bot.on_error(err.request_id, code, err.reason)
         elif kind == "welcome":
             self.instance_id = message.welcome.instance_id
@@ -418,6 +440,36 @@ class BotClient:
         if len(seen) > MATCHES_REMEMBERED:
             seen.popitem(last=False)
         return False
+    def _tell_match(self, event: dict[str, Any]) -> None:
+        """Log a match's start and its result for this bot's seats (INFO; a forfeit is a
+        WARNING), so a bot's log says what it played even with no ``on_event`` of its own:
+        the gateway sends these two events to every instance."""
+        match_id = str(event.get("match_id", ""))
+        if event["type"] == "match_start":
+            rules = event.get("rules") or {}
+            preset = rules.get("preset", "?") if isinstance(rules, dict) else "?"
+            seats = event.get("seats") or event.get("bots") or []
+            log.info("match %s started: %s, seats %s", match_id, preset,
+                     ", ".join(str(b) for b in seats))
+            return
+        mine = sorted(self._seats.pop(match_id, ()))
+        status = event.get("status", "?")
+        scores = event.get("scores") or []
+        ranks = event.get("ranks") or []
+        strikes = event.get("strikes") or []
+        parts = []
+        for seat in mine:
+            struck = _nth(strikes, seat, 0)
+            parts.append(f"seat {seat}: rank {_nth(ranks, seat)} of {len(scores)}, "
+                         f"{_nth(scores, seat)} points"
+                         + (f", {struck} strike(s)" if struck else ""))
+        told = "; ".join(parts) or f"scores {scores}"
+        log.info("match %s ended (%s, %s deals): %s", match_id, status, event.get("deals", "?"),
+                 told)
+        forfeit = event.get("forfeit_seat")
+        if forfeit is not None and forfeit in mine:
+            log.warning("match %s: seat %s forfeited it after %s strikes", match_id, forfeit,
+                        strikes[forfeit] if forfeit < len(strikes) else "too many")
 
     def _decide(self, msg: bot_pb2.DecisionRequest, started: float) -> str | None:
         """A plain bot's answer, to be sent at once; an ``async`` bot's answers run as
@@ -454,7 +506,7 @@ class BotClient:
             action = str(await result)
         except Exception as exc:
             action = self._raised(msg, exc)
-        self._send(msg.request_id, action, started)
+        self._send(msg, action, started)
 
     @staticmethod
     def _raised(msg: bot_pb2.DecisionRequest, exc: Exception) -> str:
@@ -467,16 +519,44 @@ class BotClient:
                   msg.request_id, exc_info=exc)
         return f"{RAISED_PREFIX}{type(exc).__name__}: {exc}"[:64]
 
-    def _send(self, request_id: str, action: str, started: float) -> None:
+    def _send(self, msg: bot_pb2.DecisionRequest, action: str, started: float) -> None:
         think_us = int((time.perf_counter() - started) * 1e6)
         # Filled in place: building a Decision and then a PlayRequest around it copies it.
         message = bot_pb2.PlayRequest()
         decision = message.decision
-        decision.request_id = request_id
+        decision.request_id = msg.request_id
         decision.action = action
         decision.think_time_us = think_us
         self.decisions += 1
         self._send_message(message)
+        seats = self._seats.get(msg.match_id)
+        if seats is None:
+            if len(self._seats) >= _MATCHES_REMEMBERED:  # ends this instance never heard of
+                del self._seats[next(iter(self._seats))]
+            seats = self._seats[msg.match_id] = set()
+        seats.add(msg.seat)
+        think_ms = think_us / 1000.0
+        if think_ms > msg.deadline_ms:
+            self._slow(msg, think_ms)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("match %s seat %d: %r in %.2f ms (%d legal; deadline %d ms, bank %d ms)",
+                      msg.match_id, msg.seat, action, think_ms, len(msg.legal_actions),
+                      msg.deadline_ms, msg.time_bank_ms)
+
+    @staticmethod
+    def _slow(msg: bot_pb2.DecisionRequest, think_ms: float) -> None:
+        """An answer over its deadline, as the bot measured it (the referee's clock, which
+        leaves out the time the platform took, has the last word)."""
+        over = think_ms - msg.deadline_ms
+        if over > msg.time_bank_ms:
+            log.warning("match %s seat %d: %.0f ms to answer, past the %d ms deadline and the "
+                        "%d ms left in the time bank: a timeout (the referee plays its "
+                        "fallback and counts a strike)", msg.match_id, msg.seat, think_ms,
+                        msg.deadline_ms, msg.time_bank_ms)
+        else:
+            log.info("match %s seat %d: slow answer, %.0f ms for a %d ms deadline: %.0f ms "
+                     "from the time bank, %.0f ms left", msg.match_id, msg.seat, think_ms,
+                     msg.deadline_ms, over, msg.time_bank_ms - over)
 
     def _send_message(self, message: bot_pb2.PlayRequest) -> None:
         writer = self._writer

@@ -1,8 +1,15 @@
-"""Small example bots: run one with ``thousand-bot run thousand_bot.examples:Greedy ...``."""
+"""Small example bots to start from: ``thousand-bot run thousand_bot.examples:Simple ...``.
+
+None of them is one of the arena's built-in bots: ``Simple`` is a few lines of card sense,
+far weaker than the built-in ``greedy`` (see its docstring). The built-in bots themselves
+play over a gateway as ``arena.server.builtin_remote:Greedy`` and friends, which need the
+arena installed.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 
 from thousand_bot.bot import Bot, Observation, Request, first_choice
 from thousand_bot.cards import (
@@ -35,9 +42,14 @@ class Random(Bot):
         return request.legal[int.from_bytes(digest[:8], "big") % len(request.legal)]
 
 
-class Greedy(Bot):
+class Simple(Bot):
     """Bids what its hand looks worth, names the lowest contract, declares marriages,
-    leads its strongest card and takes tricks as cheaply as it can."""
+    leads its strongest card and takes tricks as cheaply as it can; never concedes.
+
+    A starting point, not a sparring partner: it is not the arena's built-in ``greedy``
+    (which estimates its hand, keeps its best cards and follows the cards played) and is
+    far weaker than it, about 250 Elo in duplicate sets (``arena bench strength --bot
+    thousand_bot.examples:Simple --opponent greedy``)."""
 
     def bid(self, observation: Observation, legal: list[str]) -> str:
         hand = observation.get("hand", [])
@@ -45,13 +57,13 @@ class Greedy(Bot):
         bids = [a for a in with_verb(legal, "bid") if (number_of(a) or 0) <= worth]
         if bids:
             return min(bids, key=lambda a: number_of(a) or 0)
-        return "pass" if "pass" in legal else legal[0]
+        return "pass" if "pass" in legal else first_choice(legal)
 
     def contract(self, observation: Observation, legal: list[str]) -> str:
         contracts = with_verb(legal, "contract")
         if contracts:
             return min(contracts, key=lambda a: number_of(a) or 0)
-        return legal[0]
+        return first_choice(legal)
 
     def play(self, observation: Observation, legal: list[str]) -> str:
         marriages = with_verb(legal, "marry")
@@ -59,7 +71,7 @@ class Greedy(Bot):
             return marriages[0]
         plays = with_verb(legal, "play")
         if not plays:
-            return legal[0]
+            return first_choice(legal)
 
         def cheapness(action: str) -> tuple[int, int]:
             card = card_of(action) or ""
@@ -78,4 +90,20 @@ class Greedy(Bot):
         return winning[0] if winning else plays[0]
 
 
-__all__ = ["FirstLegal", "Greedy", "Random"]
+class Greedy(Simple):
+    """The earlier name of :class:`Simple`, still working. The name misled: this was never
+    the arena's built-in ``greedy``, and it plays far weaker."""
+
+    def __init__(self) -> None:
+        global _renamed_told
+        if not _renamed_told:
+            _renamed_told = True
+            logging.getLogger("thousand_bot").warning(
+                "thousand_bot.examples:Greedy is now called Simple: it is not the arena's "
+                "built-in greedy bot, and far weaker (the built-in one plays over a gateway "
+                "as arena.server.builtin_remote:Greedy)")
+
+
+_renamed_told = False
+
+__all__ = ["FirstLegal", "Greedy", "Random", "Simple"]

@@ -49,6 +49,10 @@ HELLO_TIMEOUT_S = 30.0
 ANSWER_FORWARD_MAX = 1024
 #: Unread input the program may leave in its pipe before it counts as not reading.
 UNREAD_MAX_BYTES = 16 << 20
+#: Answers waiting to go out to the gateway before the bridge stops reading the program:
+#: a program writing faster than the gateway takes its lines (a flood) then blocks on its
+#: own output, instead of the bridge buffering it without bound.
+BACKLOG_MAX = 1024
 CLIENT = f"thousand-bot-stdio/{__version__}"
 
 
@@ -123,6 +127,11 @@ class StdioClient(BotClient):
         else:
             request_id, started = self._last_id, time.perf_counter()
         self._send(request_id, line[:ANSWER_FORWARD_MAX], started)
+
+    def backlog(self) -> int:
+        """Answers not yet handed to the stream (or kept for the next session)."""
+        writer = self._writer
+        return len(writer.queue) if writer is not None else len(self._unsent)
 
 
 async def _read_hello(program: BotProgram, timeout_s: float) -> Hello:
@@ -204,12 +213,19 @@ async def run_program(
 
 async def _relay_answers(program: BotProgram, client: StdioClient) -> ProgramFailed:
     """Every line the program writes, to the client, until its output ends."""
+    lines = 0
     try:
         while True:
             line = await program.read_line()
             if line is None:
                 break
             client.answer_line(line)
+            lines += 1
+            if lines % 64 == 0:
+                # Lines already read come back without a pause: let the stream write too.
+                await asyncio.sleep(0)
+            while client.backlog() > BACKLOG_MAX:
+                await asyncio.sleep(0.01)
     except LineTooLong as exc:
         return ProgramFailed(f"the bot's program wrote {exc}; it was stopped")
     # Its output is closed: it has ended, or will in a moment.

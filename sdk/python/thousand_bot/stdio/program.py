@@ -120,6 +120,12 @@ class _Group:
     def kill(self) -> None:
         self._signal(signal.SIGKILL)
 
+    def close(self) -> None:
+        """Let go of the pipes (a reader paused on a full buffer never sees their end)."""
+        transport = getattr(self._proc, "_transport", None)
+        if transport is not None:
+            transport.close()
+
 
 async def spawn(
     argv: Sequence[str],
@@ -378,6 +384,7 @@ class BotProgram:
         else:
             proc.kill()  # its children, if it left any
         await self._finish_stderr()
+        self._release()
         return proc.returncode
 
     async def kill(self) -> None:
@@ -388,6 +395,20 @@ class BotProgram:
         proc.kill()
         await self._exited(5.0)
         await self._finish_stderr()
+        self._release()
+
+    def _release(self) -> None:
+        """Close what is left of the pipes once the program has ended."""
+        proc = self.process
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                proc.stdin.close()
+        close = getattr(proc, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                close()
 
     async def _exited(self, seconds: float) -> bool:
         proc = self.process

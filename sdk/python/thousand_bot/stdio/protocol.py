@@ -177,17 +177,36 @@ def _part(value: Any) -> str:
     return _scalar(value)
 
 
+def _item(item: Any) -> str:
+    """One list item: a scalar, or parts joined with ``:``."""
+    kind = type(item)
+    if kind is str:
+        cached = _SCALARS.get(item)
+        return cached if cached is not None else _scalar(item)
+    if kind is list or kind is tuple:
+        return ":".join([_part(p) for p in item])
+    return _scalar(item)
+
+
+def _list(value: Any) -> str:
+    if not value:
+        return ""
+    # Scores, seats, counts: numbers alone (a bool is not an int by type).
+    if type(value[0]) is int and all(type(v) is int for v in value):
+        return ",".join(map(str, value))
+    return ",".join([_item(item) for item in value])
+
+
 def encode_value(value: Any) -> str:
     """A value as it stands after its key: a scalar, or a list (``,`` between items, ``:``
     between the parts of an item)."""
-    if isinstance(value, list | tuple) or (
-        isinstance(value, Sequence) and not isinstance(value, str | bytes)
-    ):
-        return ",".join(
-            ":".join(_part(p) for p in item) if isinstance(item, list | tuple)
-            else _scalar(item)
-            for item in value
-        )
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return _list(value)
+    if kind is str or kind is int or value is None or kind is bool:
+        return _scalar(value)
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return _list(list(value))  # a list of another kind (a protobuf repeated field)
     return _scalar(value)
 
 
@@ -207,24 +226,48 @@ def _flatten(prefix: str, value: Any, out: list[str]) -> None:
 
 
 def _block(header: str, lines: list[str]) -> str:
-    return f"{header} {len(lines)}\n" + "".join(line + "\n" for line in lines)
+    if not lines:
+        return f"{header} 0\n"
+    return f"{header} {len(lines)}\n" + "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------------------ encoding
 
 
+#: ``"key "`` of each observation key, made once.
+_KEY_PREFIX = {key: key + " " for key in (*OBSERVATION_KEYS, LEGAL_KEY)}
+
+
 def request_lines(
     observation: Mapping[str, Any], legal: Sequence[str], deadline_ms: int, time_bank_ms: int
 ) -> list[str]:
-    """The ``KEY VALUE`` lines of a decision request, in the protocol's order."""
+    """The ``KEY VALUE`` lines of a decision request, in the protocol's order.
+
+    Every decision of a program goes through here, so it avoids the general path where it
+    can: a value of the usual type is written at once, and only the rest (a rule variant's
+    key, a value of an unexpected type) takes :func:`encode_value`."""
     lines = [f"deadline_ms {max(0, int(deadline_ms))}", f"time_bank_ms {max(0, int(time_bank_ms))}"]
+    append = lines.append
+    prefix = _KEY_PREFIX
     for key in OBSERVATION_KEYS:
-        if key in observation:
-            lines.append(_line(key, observation[key]))
-    extras = [k for k in observation if k not in OBSERVATION_TYPES]
-    for key in sorted(extras, key=str):
-        _flatten(escape_token(str(key)), observation[key], lines)
-    lines.append(_line(LEGAL_KEY, legal))
+        if key not in observation:
+            continue
+        value = observation[key]
+        kind = type(value)
+        if kind is int:
+            append(prefix[key] + str(value))
+        elif kind is list or kind is tuple:
+            encoded = _list(value)
+            append(prefix[key] + encoded if encoded else key)
+        else:
+            append(_line(key, value))
+    if len(observation) != len(OBSERVATION_KEYS) or any(
+        k not in OBSERVATION_TYPES for k in observation
+    ):
+        for key in sorted((k for k in observation if k not in OBSERVATION_TYPES), key=str):
+            _flatten(escape_token(str(key)), observation[key], lines)
+    encoded = _list(legal if type(legal) is list or type(legal) is tuple else list(legal))
+    append(prefix[LEGAL_KEY] + encoded if encoded else LEGAL_KEY)
     return lines
 
 
@@ -417,34 +460,81 @@ def _read_scalar(kind: str, raw: str) -> Any:
 def decode_value(kind: str | tuple[str, ...], raw: str) -> Any:
     """A value read back as the engine holds it, given how the key is typed
     (:data:`OBSERVATION_TYPES`)."""
+    return _reader(kind)(raw)
+
+
+def _reader(kind: str | tuple[str, ...]) -> Callable[[str], Any]:
+    """A function reading a value of ``kind``: made once per kind, the usual ones written
+    out (a program in Python reads a request at every decision)."""
+    found = _READERS.get(kind)
+    if found is not None:
+        return found
+    reader: Callable[[str], Any]
     if isinstance(kind, tuple):
-        out: list[list[Any]] = []
-        for item in split_list(raw):
-            parts = item.split(":")
-            out.append([_read_scalar(k, p) for k, p in zip(kind, parts, strict=False)])
-        return out
-    if kind.startswith("["):
+        parts = tuple(_reader(k) for k in kind)
+
+        def reader(raw: str) -> Any:
+            if not raw:
+                return []
+            return [[read(p) for read, p in zip(parts, item.split(":"), strict=False)]
+                    for item in raw.split(",")]
+    elif kind == "str":
+        reader = unescape
+    elif kind == "[int]":
+        def reader(raw: str) -> Any:
+            return [int(v) for v in raw.split(",")] if raw else []
+    elif kind == "[str]":
+        def reader(raw: str) -> Any:
+            if not raw:
+                return []
+            return raw.split(",") if "\\" not in raw else [unescape(v) for v in raw.split(",")]
+    elif kind == "[bool]":
+        def reader(raw: str) -> Any:
+            return [v == "1" for v in raw.split(",")] if raw else []
+    elif kind.startswith("["):
         inner = kind[1:-1]
-        return [_read_scalar(inner, item) for item in split_list(raw)]
-    return _read_scalar(kind, raw)
+
+        def reader(raw: str) -> Any:
+            return [_read_scalar(inner, item) for item in split_list(raw)]
+    elif kind == "int":
+        reader = int
+    elif kind == "int?":
+        def reader(raw: str) -> Any:
+            return None if raw == NONE else int(raw)
+    else:
+        def reader(raw: str) -> Any:
+            return _read_scalar(kind, raw)
+    _READERS[kind] = reader
+    return reader
+
+
+_READERS: dict[str | tuple[str, ...], Callable[[str], Any]] = {}
+#: The reader of each observation key.
+_OBSERVATION_READERS = tuple((key, _reader(OBSERVATION_TYPES[key])) for key in OBSERVATION_KEYS)
+_NOT_OBSERVATION = frozenset((*CLOCK_KEYS, LEGAL_KEY))
 
 
 def observation(fields: Mapping[str, str]) -> dict[str, Any]:
     """A request's observation as the rules engine's dictionary (the same one a Python
     bot gets in the arena); keys without a known type stay text."""
     obs: dict[str, Any] = {}
-    for key in OBSERVATION_KEYS:
-        if key in fields:
-            obs[key] = decode_value(OBSERVATION_TYPES[key], fields[key])
-    for key, raw in fields.items():
-        if key not in obs and key not in CLOCK_KEYS and key != LEGAL_KEY:
-            obs[unescape(key)] = unescape(raw)
+    for key, read in _OBSERVATION_READERS:
+        raw = fields.get(key)
+        if raw is not None:
+            obs[key] = read(raw)
+    if len(fields) != len(obs) + len(_NOT_OBSERVATION):
+        for key, raw in fields.items():
+            if key not in obs and key not in _NOT_OBSERVATION:
+                obs[unescape(key)] = unescape(raw)
     return obs
 
 
 def legal_actions(fields: Mapping[str, str]) -> list[str]:
     """A request's legal actions."""
-    return [unescape(a) for a in split_list(fields.get(LEGAL_KEY, ""))]
+    raw = fields.get(LEGAL_KEY, "")
+    if not raw:
+        return []
+    return raw.split(",") if "\\" not in raw else [unescape(a) for a in raw.split(",")]
 
 
 def lines_of(text: str) -> Iterable[str]:

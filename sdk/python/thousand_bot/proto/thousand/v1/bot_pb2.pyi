@@ -157,8 +157,10 @@ class Hello(_message.Message):
     client: _builtins.str
     """Name and version of the client library, e.g. `thousand-bot-python/0.1.0`."""
     omit_events: _builtins.bool
-    """Set to receive no match events on this stream, only decision requests (which carry all
-    a seat needs to decide). Saves most of the traffic for bots that do not follow the match.
+    """Set to receive, of the match events on this stream, only `match_start` and `match_end`
+    (which say which matches the instance plays and how each ended), with the decision
+    requests (which carry all a seat needs to decide). Saves most of the traffic for bots
+    that do not follow the match.
     """
     def __init__(
         self,

@@ -415,3 +415,50 @@ class WatchMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WatchMatchResponse: _TypeAlias = WatchMatchResponse  # noqa: Y015
+
+@_typing.final
+class GetMatchResultRequest(_message.Message):
+    """Asks for the result of a match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """Id of the match."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMatchResultRequest: _TypeAlias = GetMatchResultRequest  # noqa: Y015
+
+@_typing.final
+class GetMatchResultResponse(_message.Message):
+    """The result of a finished match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULT_JSON_FIELD_NUMBER: _builtins.int
+    result_json: _builtins.str
+    """The result as a JSON object (status, scores, ranks, deals, per-seat statistics...),
+    with the replay under `replay` (the format `arena replay verify` reads) while the
+    gateway keeps it: it keeps those of its most recent finished matches.
+    """
+    def __init__(
+        self,
+        *,
+        result_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["result_json", b"result_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMatchResultResponse: _TypeAlias = GetMatchResultResponse  # noqa: Y015

@@ -69,6 +69,11 @@ class OrganiserServiceStub:
                 request_serializer=thousand_dot_v1_dot_organiser__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=thousand_dot_v1_dot_organiser__pb2.WatchMatchResponse.FromString,
                 _registered_method=True)
+        self.GetMatchResult = channel.unary_unary(
+                '/thousand.v1.OrganiserService/GetMatchResult',
+                request_serializer=thousand_dot_v1_dot_organiser__pb2.GetMatchResultRequest.SerializeToString,
+                response_deserializer=thousand_dot_v1_dot_organiser__pb2.GetMatchResultResponse.FromString,
+                _registered_method=True)
 
 
 class OrganiserServiceServicer:
@@ -120,6 +125,15 @@ class OrganiserServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMatchResult(self, request, context):
+        """The result of a match played here, with its replay: waits for a running match to end
+        (within the call's deadline). NOT_FOUND for a match the gateway does not know or no
+        longer keeps.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OrganiserServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -152,6 +166,11 @@ def add_OrganiserServiceServicer_to_server(servicer, server):
                     servicer.WatchMatch,
                     request_deserializer=thousand_dot_v1_dot_organiser__pb2.WatchMatchRequest.FromString,
                     response_serializer=thousand_dot_v1_dot_organiser__pb2.WatchMatchResponse.SerializeToString,
+            ),
+            'GetMatchResult': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMatchResult,
+                    request_deserializer=thousand_dot_v1_dot_organiser__pb2.GetMatchResultRequest.FromString,
+                    response_serializer=thousand_dot_v1_dot_organiser__pb2.GetMatchResultResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -320,6 +339,33 @@ class OrganiserService:
             '/thousand.v1.OrganiserService/WatchMatch',
             thousand_dot_v1_dot_organiser__pb2.WatchMatchRequest.SerializeToString,
             thousand_dot_v1_dot_organiser__pb2.WatchMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMatchResult(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/thousand.v1.OrganiserService/GetMatchResult',
+            thousand_dot_v1_dot_organiser__pb2.GetMatchResultRequest.SerializeToString,
+            thousand_dot_v1_dot_organiser__pb2.GetMatchResultResponse.FromString,
             options,
             channel_credentials,
             insecure,

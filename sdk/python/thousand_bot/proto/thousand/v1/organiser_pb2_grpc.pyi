@@ -50,6 +50,11 @@ class OrganiserServiceStub:
     """Starts a match in the gateway and returns its id at once."""
     WatchMatch: _grpc.UnaryStreamMultiCallable[_organiser_pb2.WatchMatchRequest, _organiser_pb2.WatchMatchResponse]
     """Streams the public events of a match, from its first event to its end."""
+    GetMatchResult: _grpc.UnaryUnaryMultiCallable[_organiser_pb2.GetMatchResultRequest, _organiser_pb2.GetMatchResultResponse]
+    """The result of a match played here, with its replay: waits for a running match to end
+    (within the call's deadline). NOT_FOUND for a match the gateway does not know or no
+    longer keeps.
+    """
 
 @_typing.type_check_only
 class OrganiserServiceAsyncStub(OrganiserServiceStub):
@@ -72,6 +77,11 @@ class OrganiserServiceAsyncStub(OrganiserServiceStub):
     """Starts a match in the gateway and returns its id at once."""
     WatchMatch: _aio.UnaryStreamMultiCallable[_organiser_pb2.WatchMatchRequest, _organiser_pb2.WatchMatchResponse]  # type: ignore[assignment]
     """Streams the public events of a match, from its first event to its end."""
+    GetMatchResult: _aio.UnaryUnaryMultiCallable[_organiser_pb2.GetMatchResultRequest, _organiser_pb2.GetMatchResultResponse]  # type: ignore[assignment]
+    """The result of a match played here, with its replay: waits for a running match to end
+    (within the call's deadline). NOT_FOUND for a match the gateway does not know or no
+    longer keeps.
+    """
 
 class OrganiserServiceServicer(metaclass=_abc_1.ABCMeta):
     """Administration of a gateway: bots, tokens and matches.
@@ -127,5 +137,16 @@ class OrganiserServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_organiser_pb2.WatchMatchResponse], _abc.AsyncIterator[_organiser_pb2.WatchMatchResponse]]:
         """Streams the public events of a match, from its first event to its end."""
+
+    @_abc_1.abstractmethod
+    def GetMatchResult(
+        self,
+        request: _organiser_pb2.GetMatchResultRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_organiser_pb2.GetMatchResultResponse, _abc.Awaitable[_organiser_pb2.GetMatchResultResponse]]:
+        """The result of a match played here, with its replay: waits for a running match to end
+        (within the call's deadline). NOT_FOUND for a match the gateway does not know or no
+        longer keeps.
+        """
 
 def add_OrganiserServiceServicer_to_server(servicer: OrganiserServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
