@@ -410,9 +410,7 @@ class _Match:
         if st.in_process:
             t0 = time.perf_counter()
             try:
-                # Any, not the str the seat promises: compiled code would check that type
-                # at every later assignment, and the answer of a seat that failed is None.
-                answer: Any = await st.seat.decide(request)
+                answer = await st.seat.decide(request)
             except Exception as exc:
                 took = time.perf_counter() - t0
                 return None, MALFORMED, self._raised(st, exc), took, 0.0
@@ -427,8 +425,6 @@ class _Match:
                                      return_when=asyncio.FIRST_COMPLETED)
         took = time.perf_counter() - t0
         if task in done:
-            # Names of their own: compiled, ``answer`` above is typed as text, and a settled
-            # task's answer may be None.
             settled, outcome, why = self._settled(task)
             error = None if task.cancelled() else task.exception()
             if outcome == MALFORMED and isinstance(error, Exception):
