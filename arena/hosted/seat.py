@@ -152,7 +152,7 @@ class HostedSeat:
         self.limits = limits or Limits()
         self.start_timeout_s = start_timeout_s
         self.hub = BotHub(StreamLimits(streams_per_bot=4, hello_timeout_s=10.0))
-        self.remote = RemoteSeat(self.hub, BOT)
+        self.remote: RemoteSeat | StdioSeat = RemoteSeat(self.hub, BOT)
         #: A binary bot's bridge (the text protocol on its stdin and stdout).
         self.program: StdioSeat | None = None
         self.sandbox: Sandbox | None = None

@@ -24,7 +24,6 @@ from enum import Enum
 from typing import Any, TypeAlias
 
 import grpc
-from mypy_extensions import mypyc_attr
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.engine import NotationError, parse_action
@@ -693,7 +692,6 @@ _NOTED_EVENTS = frozenset({"deal_start", "match_end"})
 _ALWAYS_TOLD = frozenset({"match_start", "match_end"})
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # the text protocol's and hosted bots' seats
 class RemoteSeat:
     """A seat played by a bot connected to this gateway (the referee's ``Seat`` protocol).
 
