@@ -106,6 +106,9 @@ class _SeatWatch:
     def check(self, *, fresh: bool = False) -> int:
         return 0
 
+    async def check_fresh(self) -> int:
+        return 0
+
 
 class _SeatMetrics:
     """Hears why the service cut the bot's streams: a protocol error is the bot's."""
