@@ -207,13 +207,33 @@ class BotRegistry:
                                  **pg_liveness(target))
         except psycopg.Error as exc:
             raise OSError(f"cannot open the bot registry at {_shown(self.path)}: {exc}") from None
-        if schema:
-            db.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-            db.execute(f'SET search_path TO "{schema}"')
         # Milliseconds since 1970 overflow PostgreSQL's 32-bit INTEGER.
-        for statement in (_SCHEMA.replace("INTEGER", "BIGINT") + _PG_VERSION_TABLE).split(";"):
-            if statement.strip():
+        statements = [s for s in (_SCHEMA.replace("INTEGER", "BIGINT")
+                                  + _PG_VERSION_TABLE).split(";") if s.strip()]
+
+        def setup() -> None:
+            if schema:
+                db.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+                db.execute(f'SET search_path TO "{schema}"')
+            for statement in statements:
                 db.execute(statement)
+
+        # "IF NOT EXISTS" is not safe against a second gateway creating the same schema or
+        # table at the same moment (gateways started together on a new database): the
+        # loser sees a duplicate, and tries again, finding it made.
+        try:
+            tenacity.Retrying(
+                retry=tenacity.retry_if_exception_type((
+                    psycopg.errors.UniqueViolation, psycopg.errors.DuplicateSchema,
+                    psycopg.errors.DuplicateTable, psycopg.errors.DuplicateObject)),
+                wait=tenacity.wait_random(0.05, 0.3),
+                stop=tenacity.stop_after_attempt(5),
+                reraise=True,
+            )(setup)
+        except psycopg.Error as exc:
+            db.close()
+            raise OSError(f"cannot open the bot registry at {_shown(self.path)}: "
+                          f"{str(exc).splitlines()[0]}") from None
         row = db.execute("SELECT n FROM registry_version WHERE id = 1").fetchone()
         self._pg_counter = int(row[0]) if row is not None else 0
         return db

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
+import uuid
 from pathlib import Path
 
 import grpc
+import psycopg
 import pytest
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 
-from arena.server.auth import hash_token
+from arena.server.auth import BotRegistry, hash_token
 from arena.server.testing import GatewayThread, RawBot
 
 
@@ -188,3 +192,41 @@ def test_the_gateway_can_be_reached_by_the_generated_stub(gateway: GatewayThread
         first = next(call)
         call.cancel()
     assert first.welcome.bot_name == "alice"
+
+
+def test_gateways_started_together_on_a_new_postgresql_registry_all_open_it() -> None:
+    """Gateways of several machines often start at once: "CREATE ... IF NOT EXISTS" of the
+    registry's schema and tables then races, and the loser sees a duplicate. Each one tries
+    again and opens the registry; none stops with a traceback."""
+    base = os.environ.get("ARENA_TEST_PG", "postgresql://127.0.0.1:5432/test")
+    try:
+        psycopg.connect(base, connect_timeout=5).close()
+    except psycopg.Error as exc:  # pragma: no cover - depends on the machine
+        pytest.skip(f"PostgreSQL not reachable at {base}: {exc}")
+    for _ in range(3):  # a race: each round gives it another chance to happen
+        schema = f"registry_{uuid.uuid4().hex[:10]}"
+        start = threading.Barrier(6)
+        opened: list[BotRegistry] = []
+        failed: list[BaseException] = []
+
+        def open_it(url: str = f"{base}?schema={schema}", start: threading.Barrier = start,
+                    opened: list[BotRegistry] = opened,
+                    failed: list[BaseException] = failed) -> None:
+            start.wait()
+            try:
+                opened.append(BotRegistry(url))
+            except BaseException as exc:
+                failed.append(exc)
+
+        threads = [threading.Thread(target=open_it) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        try:
+            assert not failed and len(opened) == 6, failed
+        finally:
+            for registry in opened:
+                registry.close()
+            with psycopg.connect(base, autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
