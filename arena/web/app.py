@@ -36,6 +36,7 @@ from markupsafe import Markup, escape
 from starlette.middleware.gzip import GZipMiddleware
 
 from arena.observability.live import LiveMatch, LiveReader, public_event, spool_dir_for
+from arena.server.tls import ClientTls, aio_channel
 from arena.tournament.leaderboard import has_adjusted, interval_text, unbounded_note
 from arena.tournament.store import StoreError
 from arena.web import svg
@@ -165,6 +166,7 @@ def create_app(
     live_threads: int = 8,
     open_sets: bool = False,
     gateway: str | None = None,
+    gateway_tls: ClientTls | None = None,
 ) -> FastAPI:
     """The application for one results store; live matches from Redis and/or the spool."""
     data = WebData(db_url) if n_bootstrap is None else WebData(db_url, n_bootstrap=n_bootstrap)
@@ -654,7 +656,7 @@ def create_app(
         from thousand_bot.proto.thousand.v1 import hosted_pb2, hosted_pb2_grpc
 
         try:
-            async with grpc.aio.insecure_channel(gateway) as channel:
+            async with aio_channel(gateway, gateway_tls) as channel:
                 reply = await hosted_pb2_grpc.HostedServiceStub(channel).GetLogs(
                     hosted_pb2.GetLogsRequest(name=bot, match_id=match.strip(), limit=10),
                     metadata=[("authorization", f"Bearer {token.strip()}")], timeout=10)
@@ -688,7 +690,7 @@ def create_app(
                 yield hosted_pb2.SubmitBotRequest(chunk=payload[i:i + (256 << 10)])
 
         try:
-            async with grpc.aio.insecure_channel(gateway) as channel:
+            async with aio_channel(gateway, gateway_tls) as channel:
                 reply = await hosted_pb2_grpc.HostedServiceStub(channel).SubmitBot(
                     parts(), metadata=[("authorization", f"Bearer {token.strip()}")],
                     timeout=120)

@@ -70,6 +70,9 @@ def web_main(argv: Sequence[str] | None = None) -> int:
                         default=os.environ.get("ARENA_GATEWAY") or None,
                         help="the gateway that keeps hosted bots: lets their owners read their "
                         "logs and submit versions from the pages (env ARENA_GATEWAY)")
+    from arena.server.tls import TlsConfigError, add_client_options, client_tls
+
+    add_client_options(parser)
     parser.add_argument("--bootstrap", type=int, default=None,
                         help="bootstrap replicates of the leaderboard intervals (default 200, "
                         "as arena leaderboard)")
@@ -86,6 +89,11 @@ def web_main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.bootstrap is not None and args.bootstrap < 0:
         print(f"{prog}: --bootstrap must be 0 or more", file=sys.stderr)
+        return 2
+    try:
+        tls = client_tls(args)
+    except TlsConfigError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     try:
         with ResultStore(args.db):
@@ -115,7 +123,7 @@ def web_main(argv: Sequence[str] | None = None) -> int:
     app = create_app(args.db, routing_url=args.routing, live_dir=args.live_dir,
                      min_delay_s=args.min_delay, n_bootstrap=args.bootstrap,
                      max_spectators=args.max_spectators, open_sets=args.open_sets,
-                     gateway=args.gateway)
+                     gateway=args.gateway, gateway_tls=tls)
     print(f"{prog}: serving {args.db} on http://{args.host}:{args.port}/ "
           f"(live matches from {app.state.live.source}); Ctrl-C stops", file=sys.stderr,
           flush=True)

@@ -5,9 +5,14 @@ certificate of that CA get in."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +22,7 @@ from thousand_bot import TlsSettings
 from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
 from arena.rigs.tls import CertificateAuthority
-from arena.server.processes import BotProcess, GatewayProcess, stop_all
+from arena.server.processes import BotProcess, GatewayProcess, free_port, stop_all
 
 ORGANISER = "org-tls"
 GREEDY = "arena.server.builtin_remote:Greedy"
@@ -156,3 +161,65 @@ def test_the_sdk_says_which_tls_file_it_cannot_read(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip() == "thousand-bot: cannot read the CA certificate nowhere.crt: " \
                                   "No such file or directory"
+
+
+def _post(url: str, fields: dict[str, str]) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=urllib.parse.urlencode(fields).encode())
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _web(tmp: Path, name: str, db: str, *args: str) -> tuple[subprocess.Popen[bytes], str]:
+    """``arena web`` on a free port; its process and its address once it answers."""
+    port = free_port()
+    log = (tmp / f"{name}.log").open("ab")
+    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "web", "--db", db, "--port",
+                             str(port), *args], stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, (tmp / f"{name}.log").read_text()
+        with contextlib.suppress(OSError), urllib.request.urlopen(url + "/healthz", timeout=2):
+            return proc, url
+        assert time.monotonic() < deadline, "arena web did not answer"
+        time.sleep(0.2)
+
+
+def test_arena_web_reaches_a_gateway_over_tls(tmp_path: Path, pki: Path) -> None:
+    """The pages of a hosted bot ask its gateway for the owner's logs: with the gateway's
+    CA (``--tls-ca``) they get them over TLS; without, the page says the gateway does not
+    answer, and a CA file that cannot be read is one line at the start."""
+    db = f"sqlite:///{tmp_path / 'results.sqlite3'}"
+    gw = _gateway(tmp_path, pki, "--store", db)
+    webs: list[subprocess.Popen[bytes]] = []
+    try:
+        address = f"localhost:{gw.port}"
+        reg = arena("bot", "--gateway", address, "--tls-ca", str(pki / "ca.crt"), "register",
+                    "alice")
+        assert reg.returncode == 0, reg.stderr
+        token = reg.stdout.strip().splitlines()[-1]
+        trusting, url = _web(tmp_path, "web-tls", db, "--gateway", address, "--tls-ca",
+                             str(pki / "ca.crt"))
+        webs.append(trusting)
+        status, page = _post(f"{url}/hosted/alice/logs", {"token": token})
+        assert status == 200 and "Logs of alice" in page, page[-2000:]
+        status, page = _post(f"{url}/hosted/alice/logs", {"token": "not-alice"})
+        assert status == 403 and "not the token of alice" in page
+        plain, url = _web(tmp_path, "web-plain", db, "--gateway", address)
+        webs.append(plain)
+        status, page = _post(f"{url}/hosted/alice/logs", {"token": token})
+        assert status == 503 and "does not answer" in page
+    finally:
+        for proc in webs:
+            proc.terminate()
+            proc.wait(15)
+        gw.stop()
+    done = subprocess.run([sys.executable, "-m", "arena.cli", "web", "--db", db, "--gateway",
+                           address, "--tls-ca", "nowhere.crt"], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("arena web: cannot read the CA certificate nowhere.crt: "
+                                   "No such file or directory")
