@@ -6,8 +6,9 @@ file system it sees with the host's view before it executes the program:
 
 * the system stays (``/usr``, ``/etc``, ``/bin``, ``/lib``, ``/proc``, ``/dev``...);
 * every place where people and programs keep their files (``/work``, ``/tmp``,
-  ``/root``, ``/home``, ``/run``, ``/srv``, ``/opt``, ``/var/tmp``, ``/dev/shm``, and
-  PostgreSQL's and Redis's data directories) is the host's own, empty at first;
+  ``/root``, ``/home``, ``/run``, ``/srv``, ``/opt``, ``/var/tmp``, ``/var/cache``,
+  ``/dev/shm``, and PostgreSQL's and Redis's data directories) is the host's own, empty at
+  first;
 * into those go back, read-only, the Python installation and the arena's installed code
   (what a machine gets from ``pip install``), and, writable, the host's own directory;
 * single files may be laid over system ones (the rig's ``/etc/hosts``, naming the hosts).
@@ -36,7 +37,7 @@ from arena.rigs import linux
 #: Where people and programs keep files: empty on a host unless given back to it.
 HIDE = (
     "/work", "/tmp", "/var/tmp", "/root", "/home", "/run", "/srv", "/opt",
-    "/dev/shm", "/var/lib/postgresql", "/var/lib/redis", "/var/log",
+    "/dev/shm", "/var/lib/postgresql", "/var/lib/redis", "/var/log", "/var/cache",
 )  # fmt: skip
 #: Scratch places that everybody may write (sticky), as on a fresh machine.
 STICKY = ("/tmp", "/var/tmp", "/dev/shm")
