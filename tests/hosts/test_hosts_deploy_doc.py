@@ -26,6 +26,7 @@ GATEWAY = block("docs/deploy.md", "arena serve --host 0.0.0.0 --port 50051")
 WORKER = block("docs/deploy.md", "arena worker --metrics-port 9102")
 REGISTER = block("docs/deploy.md", "register my-bot")
 BOT = block("docs/deploy.md", "THOUSAND_BOT_TOKEN=TOKEN_OF_MY_BOT")
+HOSTED = block("docs/deploy.md", "arena bot submit my-hosted-bot")
 TOURNAMENT = block("docs/deploy.md", "cat > cup.yaml")
 
 
@@ -76,10 +77,13 @@ def test_the_deployment_guide_runs_as_printed_on_separate_hosts() -> None:
             for gw in gateways:
                 run(gw, GATEWAY)
             run(w1, WORKER)
-            registered = run(ctl, REGISTER)
-            token = registered.strip().splitlines()[-1]
+            lines = run(ctl, REGISTER).strip().splitlines()
+            tokens = {line.split()[1].rstrip(";"): lines[i + 1]
+                      for i, line in enumerate(lines) if line.startswith("registered ")}
             shutil.copy2(ctl.file("/srv/arena/tls/ca.crt"), bots.home / "ca.crt")
-            run(bots, BOT, TOKEN_OF_MY_BOT=token)
+            run(bots, BOT, TOKEN_OF_MY_BOT=tokens["my-bot"])
+            submitted = run(bots, HOSTED, TOKEN_OF_MY_HOSTED_BOT=tokens["my-hosted-bot"])
+            assert "passed its check" in submitted, submitted
             wait_until(lambda: _connected(ctl) or not bots.pids(), 60, "the bot to connect")
             assert bots.pids(), (bots.home / "bot.log").read_text()
             # The tournament, on the organiser's machine; a worker host joins meanwhile.
@@ -93,7 +97,8 @@ def test_the_deployment_guide_runs_as_printed_on_separate_hosts() -> None:
             assert tournament.popen.wait(300) == 0, tournament.tail(40)
             out = tournament.text()
             assert "cup: finished" in out and "24 stored" in out, out[-2000:]
-            assert "my-bot" in out.split("cup: finished")[-1]  # the leaderboard
+            board = out.split("cup: finished")[-1]  # the leaderboard
+            assert "my-bot" in board and "my-hosted-bot@" in board, board
             rows = _rows(ctl)
             assert len(rows) == 24 and {r[1] for r in rows} == {"completed"}
             played_on = {r[0].split(":")[0].split("@")[-1] for r in rows}  # worker@w1
