@@ -366,6 +366,8 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "gRPC"),
     ("luck", "arena.bench.luck", "bench_main",
      "variance of raw and luck-adjusted duplicate-set results for two close pairs of bots"),
+    ("hosts", "arena.rigs.bench", "main",
+     "simulated hosts (root): games/s with 1-3 worker hosts, decisions at 0-20 ms delay"),
 ]
 
 

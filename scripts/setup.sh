@@ -46,6 +46,11 @@ if [[ $want_test -eq 1 ]]; then
     pkill -x prometheus 2>/dev/null || true
   fi
   command -v node >/dev/null || apt_install nodejs npm
+  # The multi-host tests (tests/hosts) make hosts out of network namespaces (iproute2), give
+  # the data host a PostgreSQL of its own and sign certificates with openssl.
+  command -v ip >/dev/null || apt_install iproute2
+  command -v openssl >/dev/null || apt_install openssl
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_install postgresql
   # The web tests drive a real headless Chromium through its driver.
   { [[ -x /usr/bin/chromium ]] && [[ -x /usr/bin/chromedriver ]]; } || apt_install chromium chromium-driver fonts-dejavu-core
   # The starter bots of sdk/starters are built with their languages' own compilers, from

@@ -163,6 +163,35 @@ def hold_metrics_lock_across_fork() -> bool:
     return True
 
 
+#: Held by a background thread while it talks to the network, and taken by ``fork()``
+#: first (see :func:`network_io_across_fork`).
+_thread_io = threading.Lock()
+_io_guard_installed = False
+
+
+@contextlib.contextmanager
+def network_io_across_fork() -> Iterator[None]:
+    """Wrap the network I/O of a background thread in a process that forks (a Celery
+    master): ``fork()`` waits for the block to end.
+
+    With TLS (``rediss://``), that I/O runs inside OpenSSL, whose locks are process-wide;
+    a child forked while the thread holds one inherits it held, with no thread left to
+    release it, and hangs at its own first TLS connection (a pool child stuck in
+    ``load_default_certs`` before its first match). The wait at a fork is one sample of
+    the thread at most.
+    """
+    global _io_guard_installed
+    if not _io_guard_installed:
+        os.register_at_fork(
+            before=_thread_io.acquire,
+            after_in_parent=_thread_io.release,
+            after_in_child=_thread_io.release,
+        )
+        _io_guard_installed = True
+    with _thread_io:
+        yield
+
+
 def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
@@ -318,19 +347,21 @@ def sample_queue_depth(redis_url: str, queues: Sequence[str]) -> dict[str, int]:
 
     from arena.observability.metrics import QUEUE_DEPTH
 
-    client = redis.Redis.from_url(redis_url, socket_timeout=5)
-    try:
-        depths: dict[str, int] = {}
-        for queue in queues:
-            pipe = client.pipeline(transaction=False)
-            for key in redis_queue_keys(queue):
-                pipe.llen(key)
-            depths[queue] = int(sum(pipe.execute()))
-            with metrics_thread_updates():
-                QUEUE_DEPTH.labels(queue=queue).set(depths[queue])
-        return depths
-    finally:
-        client.close()
+    depths: dict[str, int] = {}
+    with network_io_across_fork():
+        client = redis.Redis.from_url(redis_url, socket_timeout=5, socket_connect_timeout=5)
+        try:
+            for queue in queues:
+                pipe = client.pipeline(transaction=False)
+                for key in redis_queue_keys(queue):
+                    pipe.llen(key)
+                depths[queue] = int(sum(pipe.execute()))
+        finally:
+            client.close()
+    for queue, depth in depths.items():
+        with metrics_thread_updates():
+            QUEUE_DEPTH.labels(queue=queue).set(depth)
+    return depths
 
 
 @dataclass

@@ -19,7 +19,10 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from arena.server.tls import ClientTls
 
 #: Actions that put a card on the table.
 _PLAY_VERBS = frozenset({"play", "marry", "half", "aces", "nines", "crawl"})
@@ -387,6 +390,7 @@ async def watch_async(
     redraw: bool | None = None,
     color: bool | None = None,
     timeout: float | None = None,
+    tls: ClientTls | None = None,
 ) -> int:
     """Follow one match to its end; see :func:`watch` for the exit codes."""
     import grpc
@@ -403,7 +407,9 @@ async def watch_async(
     )
     view = MatchView(match_id=match_id, tournament=tournament)
     metadata = (("authorization", f"Bearer {token}"),)
-    async with grpc.aio.insecure_channel(target) as channel:
+    from arena.server.tls import aio_channel
+
+    async with aio_channel(target, tls) as channel:
         stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
         call = stub.WatchMatch(
             organiser_pb2.WatchMatchRequest(match_id=match_id), metadata=metadata, timeout=timeout
@@ -555,6 +561,7 @@ def watch(
     out: TextIO | None = None,
     redraw: bool | None = None,
     color: bool | None = None,
+    tls: ClientTls | None = None,
     routing: str | None = None,
     db: str | None = None,
     live_dir: str | None = None,
@@ -624,6 +631,7 @@ def watch(
                 out=out,
                 redraw=redraw,
                 color=color,
+                tls=tls,
             )
         )
     except KeyboardInterrupt:
@@ -666,7 +674,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--plain", action="store_true", help="one line per event, no redraw")
     parser.add_argument("--no-color", action="store_true", help="no ANSI colours")
+    from arena.server.tls import TlsConfigError, add_client_options, client_tls
+
+    add_client_options(parser)
     args = parser.parse_args(argv)
+    try:
+        tls = client_tls(args)
+    except TlsConfigError as exc:
+        print(f"arena watch: {exc}", file=sys.stderr)
+        return 2
     return watch(
         args.gateway,
         args.match_id,
@@ -674,6 +690,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.token,
         redraw=False if args.plain else None,
         color=False if args.no_color else None,
+        tls=tls,
         routing=args.routing,
         db=args.db,
         live_dir=args.live_dir,

@@ -109,6 +109,9 @@ def _add_gateway(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gateway", metavar="HOST:PORT",
                    help="play on this gateway (needed for remote:NAME bots)")
     p.add_argument("--token", help=f"organiser token for the gateway (env {ORGANISER_TOKEN_ENV})")
+    from arena.server.tls import add_client_options
+
+    add_client_options(p)
 
 
 # ---------------------------------------------------------------------------- arena match
@@ -382,10 +385,15 @@ def _organiser(args: argparse.Namespace) -> tuple[Any, Any, list[tuple[str, str]
     token = args.token or os.environ.get(ORGANISER_TOKEN_ENV)
     if not token:
         raise UsageError(f"the gateway needs the organiser token: --token or {ORGANISER_TOKEN_ENV}")
-    import grpc
     from thousand_bot.proto.thousand.v1 import organiser_pb2_grpc
 
-    channel = grpc.aio.insecure_channel(args.gateway)
+    from arena.server.tls import TlsConfigError, aio_channel, client_tls
+
+    try:
+        tls = client_tls(args)
+    except TlsConfigError as exc:
+        raise UsageError(str(exc)) from None
+    channel = aio_channel(args.gateway, tls)
     stub = organiser_pb2_grpc.OrganiserServiceStub(channel)
     return channel, stub, [("authorization", f"Bearer {token}")]
 

@@ -21,6 +21,8 @@ from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
 from arena import exitcodes
 from arena.server.limits import escape
+from arena.server.tls import TlsConfigError, add_client_options, client_tls
+from arena.server.tls import channel as open_channel
 
 TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
 BOT_TOKEN_ENV = "THOUSAND_BOT_TOKEN"
@@ -45,6 +47,7 @@ def _connection_options(defaults: bool) -> argparse.ArgumentParser:
                    default=0.0 if defaults else argparse.SUPPRESS,
                    help="wait up to this long for the gateway to come up (default 0: "
                         "fail at once); for scripts that have just started it")
+    add_client_options(p, defaults=defaults)
     return p
 
 
@@ -128,7 +131,12 @@ def bot_main(argv: Sequence[str] | None = None) -> int:
         print(f"arena bot: {problem}", file=sys.stderr)
         return exitcodes.USAGE
     meta = [("authorization", f"Bearer {token}")]
-    with grpc.insecure_channel(gateway) as channel:
+    try:
+        tls = client_tls(args)
+    except TlsConfigError as exc:
+        print(f"arena bot: {exc}", file=sys.stderr)
+        return exitcodes.USAGE
+    with open_channel(gateway, tls) as channel:
         if args.wait > 0:
             try:
                 grpc.channel_ready_future(channel).result(timeout=args.wait)

@@ -39,6 +39,7 @@ from arena.server.matches import MatchManager, ResultHook
 from arena.server.metrics import GatewayMetrics
 from arena.server.routing import RedisRouting, RoutingConfigError, check_url
 from arena.server.services import BotService, OrganiserService
+from arena.server.tls import ServerTls, TlsConfigError, add_server_options, server_tls
 
 if TYPE_CHECKING:
     from arena.hosted.check import Checker
@@ -83,7 +84,10 @@ def keepalive_options(time_ms: int | None = None) -> list[tuple[str, int]]:
     The server's accepted ping rate is ``grpc.http2.min_ping_interval_without_data_ms``
     (C-core names its macro ``..._MIN_RECV_PING_INTERVAL_...``, but the option string
     has no "recv"; a misspelt option is silently ignored and leaves the 5-minute default,
-    under which every client ping of an idle stream is a strike).
+    under which every client ping of an idle stream is a strike). The C core waits for a
+    ping's answer for ``grpc.http2.ping_timeout_ms`` (a minute by default) rather than
+    ``keepalive_timeout_ms``: both are set, so a bot cut off by the network is dropped
+    after 30 s, not 80.
     """
     if time_ms is None:
         raw = os.environ.get(KEEPALIVE_ENV, "")
@@ -97,6 +101,7 @@ def keepalive_options(time_ms: int | None = None) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", min_ping),
         ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
         ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.ping_timeout_ms", max(1, round(KEEPALIVE_TIMEOUT_MS * scale))),
     ]
 
 
@@ -116,9 +121,11 @@ class Gateway:
         routing_url: str | None = None,
         max_matches: int = 0,
         limits: StreamLimits | None = None,
+        tls: ServerTls | None = None,
         store_url: str | None = None,
     ) -> None:
         self.generated_token = organiser_token is None
+        self.tls = tls
         self.organiser_token = organiser_token or "org_" + secrets.token_urlsafe(32)
         self.host = host
         self.requested_port = port
@@ -206,7 +213,10 @@ class Gateway:
         reflection.enable_server_reflection(names, server)
         address = f"{self.host}:{self.requested_port}"
         try:
-            self.port = server.add_insecure_port(address)
+            if self.tls is not None:
+                self.port = server.add_secure_port(address, self.tls.credentials())
+            else:
+                self.port = server.add_insecure_port(address)
         except RuntimeError as exc:  # grpc's way of saying the port is taken
             raise OSError(f"cannot listen on {address}: {exc}") from None
         if self.port == 0:
@@ -290,6 +300,7 @@ async def serve(
     results_path: str | None = None,
     routing_url: str | None = None,
     max_matches: int = 0,
+    tls: ServerTls | None = None,
     store_url: str | None = None,
 ) -> None:
     """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
@@ -313,6 +324,7 @@ async def serve(
         on_result=on_result,
         routing_url=routing_url,
         max_matches=max_matches,
+        tls=tls,
         store_url=store_url,
     )
     metrics_server = (
@@ -330,7 +342,8 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
             loop.add_signal_handler(sig, stop.set)
-    print(f"gateway listening on {host}:{bound}", flush=True)
+    print(f"gateway listening on {host}:{bound}" + (" (TLS)" if tls is not None else ""),
+          flush=True)
     if metrics_server is not None:
         print(f"metrics on http://{metrics_addr}:{metrics_server.port}/metrics", flush=True)
     if gateway.generated_token:
@@ -417,6 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="most matches played at once; more wait before their first deal (default 0: "
         "as many as the gateway plays without falling behind, found by admission control)",
     )
+    add_server_options(parser)
     parser.add_argument(
         "--store",
         metavar="URL",
@@ -448,6 +462,11 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
             print(f"arena serve: {exc}", file=sys.stderr)
             return 2
     try:
+        tls = server_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
+    except TlsConfigError as exc:
+        print(f"arena serve: {exc}", file=sys.stderr)
+        return 2
+    try:
         asyncio.run(
             serve(
                 args.port,
@@ -461,6 +480,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
                 results_path=args.results,
                 routing_url=args.routing,
                 max_matches=args.max_matches,
+                tls=tls,
                 store_url=args.store,
             )
         )

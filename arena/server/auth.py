@@ -12,6 +12,7 @@ changed, which a revoke or rotate made through any gateway sharing the registry 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import re
@@ -148,7 +149,10 @@ class BotRegistry:
         self._changes = 0
         #: NOTIFYs heard from other gateways (PostgreSQL only).
         self._notified = 0
-        self._pg_version = (0, -1.0)  # (counter, when read)
+        #: The PostgreSQL registry's change counter, read by the listener thread every
+        #: ``PG_VERSION_TTL_S`` (never on the gateway's event loop: a database far away,
+        #: or cut off, must not hold up decisions).
+        self._pg_counter = 0
         self.kind = "postgresql" if self.path.startswith(("postgresql://", "postgres://")) else (
             "sqlite"
         )
@@ -195,11 +199,12 @@ class BotRegistry:
     def _connect_pg(self) -> Any:
         import psycopg
 
-        from arena.tournament.store import parse_db_url
+        from arena.tournament.store import parse_db_url, pg_liveness
 
         _, target, schema = parse_db_url(self.path)
         try:
-            db = psycopg.connect(target, autocommit=True, connect_timeout=10)
+            db = psycopg.connect(target, autocommit=True, connect_timeout=10,
+                                 **pg_liveness(target))
         except psycopg.Error as exc:
             raise OSError(f"cannot open the bot registry at {_shown(self.path)}: {exc}") from None
         if schema:
@@ -209,27 +214,46 @@ class BotRegistry:
         for statement in (_SCHEMA.replace("INTEGER", "BIGINT") + _PG_VERSION_TABLE).split(";"):
             if statement.strip():
                 db.execute(statement)
+        row = db.execute("SELECT n FROM registry_version WHERE id = 1").fetchone()
+        self._pg_counter = int(row[0]) if row is not None else 0
         return db
 
     def _listen(self) -> None:
         """Count the changes other gateways announce (PostgreSQL NOTIFY), so that a revoke
         made anywhere is seen here within milliseconds without asking the database before
-        every decision; the counter is also read every ``PG_VERSION_TTL_S``."""
+        every decision; the change counter is also read here every ``PG_VERSION_TTL_S``,
+        off the gateway's event loop."""
         import psycopg
 
-        from arena.tournament.store import parse_db_url
+        from arena.tournament.store import parse_db_url, pg_liveness
 
-        _, target, _ = parse_db_url(self.path)
+        _, target, schema = parse_db_url(self.path)
+        table = f'"{schema}".registry_version' if schema else "registry_version"
         while not self._closing.is_set():
             try:
-                with psycopg.connect(target, autocommit=True, connect_timeout=10) as conn:
+                with psycopg.connect(target, autocommit=True, connect_timeout=10,
+                                     **pg_liveness(target)) as conn:
                     conn.execute(f"LISTEN {_PG_CHANNEL}")
                     self._notified += 1  # changes while we were not listening
                     while not self._closing.is_set():
-                        for _ in conn.notifies(timeout=1.0):
+                        for _ in conn.notifies(timeout=PG_VERSION_TTL_S):
                             self._notified += 1
+                        self.refresh(conn, table)
             except psycopg.Error:
                 self._closing.wait(1.0)
+
+    def refresh(self, conn: Any = None, table: str = "registry_version") -> None:
+        """Read the PostgreSQL registry's change counter (a round trip to the database:
+        from a thread of its own, or ``asyncio.to_thread``); nothing to do for SQLite."""
+        if self.kind != "postgresql":
+            return
+        if conn is None:
+            with self._lock:
+                row = self._db.execute("SELECT n FROM registry_version WHERE id = 1").fetchone()
+        else:
+            row = conn.execute(f"SELECT n FROM {table} WHERE id = 1").fetchone()
+        if row is not None:
+            self._pg_counter = max(self._pg_counter, int(row[0]))
 
     def _sql(self, stmt: str) -> str:
         return stmt.replace("?", "%s") if self.kind == "postgresql" else stmt
@@ -244,7 +268,7 @@ class BotRegistry:
                 out = body()
                 self._db.execute("UPDATE registry_version SET n = n + 1 WHERE id = 1")
                 self._db.execute(f"NOTIFY {_PG_CHANNEL}")  # delivered at commit
-            self._pg_version = (0, -1.0)  # read the counter again next time
+            self._changes += 1  # seen here at once; the others hear the NOTIFY
             return out
         self._db.execute("BEGIN")
         try:
@@ -375,20 +399,14 @@ class BotRegistry:
         plain counter, read before every decision without asking the database."""
         return self._changes + self._notified
 
-    def version(self, *, fresh: bool = False) -> tuple[int, ...]:
+    def version(self) -> tuple[int, ...]:
         """Changes when any connection, in this process or another, changed the registry;
-        cheap enough to ask before every decision. ``fresh`` asks the database itself
-        (for a PostgreSQL registry, whose counter is otherwise read a few times a second
-        and announced by NOTIFY)."""
+        cheap enough to ask before every decision. A PostgreSQL registry's counter is the
+        one its listener read last (a few times a second, and at once on a NOTIFY): this
+        never waits for the database; :meth:`refresh` reads it now."""
+        if self.kind == "postgresql":
+            return self._pg_counter, self._notified, self._changes
         with self._lock:
-            if self.kind == "postgresql":
-                value, read_at = self._pg_version
-                now = time.monotonic()
-                if fresh or now - read_at > PG_VERSION_TTL_S:
-                    row = self._db.execute("SELECT n FROM registry_version WHERE id = 1").fetchone()
-                    value = int(row[0])
-                    self._pg_version = (value, now)
-                return value, self._notified, self._changes
             row = self._db.execute("PRAGMA data_version").fetchone()
         return int(row[0]), self._changes
 
@@ -500,6 +518,12 @@ class TokenWatch:
         else:
             self._per_bot.pop(watched.bot, None)
 
+    async def check_fresh(self) -> int:
+        """:meth:`check` against the registry as it is now: a PostgreSQL registry's change
+        counter is read first, on a thread, so the event loop never waits for the database."""
+        await asyncio.to_thread(self.registry.refresh)
+        return self.check(fresh=True)
+
     def streams(self, bot: str) -> int:
         """Open streams of a bot, welcomed or still before their hello."""
         return self._per_bot.get(bot, 0)
@@ -514,14 +538,15 @@ class TokenWatch:
         it) is seen at once; one made by another process within ``CHECK_EVERY_S`` (plus
         PostgreSQL's ``PG_VERSION_TTL_S``), which the revoke waits out before it returns:
         no answer sent after it is let through. A busy gateway still does not read the
-        registry thousands of times a second."""
+        registry thousands of times a second. ``fresh`` looks whatever the time since the
+        last look (:meth:`check_fresh` reads a PostgreSQL registry's counter first)."""
         now = time.monotonic()
         local = self.registry.local_changes
         if not fresh and local == self._local and now - self._checked_at < CHECK_EVERY_S:
             return 0
         self._checked_at = now
         self._local = local
-        version = self.registry.version(fresh=fresh)
+        version = self.registry.version()
         if version == self._version:
             return 0
         self._version = version

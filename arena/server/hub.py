@@ -111,12 +111,15 @@ class _Told:
     """What one bot was told of one match: the last event (by identity, or by its number in
     the match for a match played elsewhere) and the numbering of its event stream."""
 
-    __slots__ = ("encoder", "event", "index", "skipping")
+    __slots__ = ("conn", "encoder", "event", "index", "skipping")
 
     def __init__(self) -> None:
         self.event: Mapping[str, Any] | None = None
         self.index = -1
         self.encoder: convert.EventEncoder | None = None
+        #: The instance the last numbered event went to: on another instance the bot may
+        #: lack what this one was told (see :meth:`BotHub.catch_up`).
+        self.conn: Connection | None = None
         #: The instance holding the match when it wants no events: while it stays open,
         #: a seat counts the next plain event itself (:meth:`RemoteSeat.on_event_nowait`).
         self.skipping: Connection | None = None
@@ -288,6 +291,9 @@ class BotHub:
         #: Called with (bot, instances now connected) whenever an instance comes or goes, so
         #: that work tied to a bot being present (Redis routing) starts and stops with it.
         self.instance_listeners: list[Callable[[str, int], None]] = []
+        #: Requests to hand back, by id, should the stream they went down end before
+        #: their answer (see :meth:`on_loss`).
+        self._on_loss: dict[str, Callable[[], None]] = {}
 
     # --- instances --------------------------------------------------------------------
 
@@ -318,7 +324,11 @@ class BotHub:
         for key in [k for k, c in self._bindings.items() if c is conn]:
             del self._bindings[key]
         conn.matches.clear()
-        for request_id in conn.pending:
+        for request_id in list(conn.pending):
+            hand_back = self._on_loss.pop(request_id, None) if self._on_loss else None
+            if hand_back is not None:
+                hand_back()
+                continue
             pending = self._pending.get(request_id)
             if pending is not None:
                 # Requests it never got run on the bot's clock from now: the bot left.
@@ -514,9 +524,18 @@ class BotHub:
         if not pending.future.done():
             self._deliver(pending, conn)
 
+    def on_loss(self, request_id: str, hand_back: Callable[[], None]) -> None:
+        """Call ``hand_back`` (instead of letting the bot's clock run on) if the stream the
+        request went down ends before its answer: for a request from a match played
+        elsewhere, which can ask again wherever the bot reconnects. Forgotten when the
+        request is settled."""
+        self._on_loss[request_id] = hand_back
+
     def _settle(self, pending: Pending) -> None:
         """The request is answered, timed out or withdrawn: forget it."""
         request_id = pending.request_id
+        if self._on_loss:
+            self._on_loss.pop(request_id, None)
         # The future's callback (the request itself) is gone once it ran or was removed,
         # so the request and its future are freed as soon as the referee is done, instead
         # of piling up for the garbage collector's full passes (one cycle per decision).
@@ -618,6 +637,8 @@ class BotHub:
         else:
             told.skipping = None
             conn.send(bot_pb2.PlayResponse(event=encoder.encode(match_id, event)))
+        if index is not None:
+            told.conn = conn
         if kind == "match_end":
             told.skipping = None
             binding = self._bindings.pop(key, None)
@@ -627,6 +648,41 @@ class BotHub:
             # The last event stays so that a second seat of the same bot is not told the
             # end twice; release_match forgets it.
             told.encoder = None
+
+
+    def in_order(self, bot: str, match_id: str, index: int, event: Mapping[str, Any]) -> bool:
+        """Whether a numbered event of a match played elsewhere follows, without a gap,
+        what the instance holding the match here was told: the next number on the same
+        instance, or the start of a match. An event after a gap (this gateway took the bot
+        over mid-match, or the match moved to another instance) is not sent on its own:
+        the next question of the match carries every event the bot may lack, in order
+        (:meth:`catch_up`)."""
+        if index == 0 and event.get("type") == "match_start":
+            return True
+        told = self._told.get((bot, match_id))
+        if told is None or index <= told.index:
+            return told is not None  # a repeat: the hub skips it
+        conn = self._bindings.get((bot, match_id))
+        return index == told.index + 1 and told.conn is conn and conn is not None \
+            and not conn.closed
+
+    def catch_up(self, bot: str, match_id: str, events: Sequence[tuple[int, Mapping[str, Any]]],
+                 ) -> None:
+        """Tell the bot, before a question of a match played elsewhere, the events of the
+        match it may lack: ``events`` are those since its last answer, numbered. Those
+        already told to the instance that holds the match are skipped; on another instance
+        (or a fresh gateway) all are told again, and the bot skips the numbers it has."""
+        if not events:
+            return
+        key = (bot, match_id)
+        told = self._told.get(key)
+        conn = self._pick(bot, match_id)
+        if told is None or told.conn is not conn or conn is None:
+            if told is None:
+                told = self._told[key] = _Told()
+            told.index = events[0][0] - 1
+        for index, event in events:
+            self.event(bot, match_id, event, index=index)
 
 
 #: Events the hub itself must see even for a bot that wants none.

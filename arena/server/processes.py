@@ -222,6 +222,9 @@ class GatewayProcess(Service):
         self.host = "127.0.0.1"
         self.port = 0
         self._channel: grpc.Channel | None = None
+        #: For a gateway serving TLS: what its organiser calls trust (and the name the
+        #: certificate carries, as ``host``).
+        self.credentials: grpc.ChannelCredentials | None = None
 
     @property
     def address(self) -> str:
@@ -266,7 +269,8 @@ class GatewayProcess(Service):
 
     def _stub(self) -> organiser_pb2_grpc.OrganiserServiceStub:
         if self._channel is None:
-            self._channel = grpc.insecure_channel(self.address)
+            self._channel = (grpc.insecure_channel(self.address) if self.credentials is None
+                             else grpc.secure_channel(self.address, self.credentials))
         return organiser_pb2_grpc.OrganiserServiceStub(self._channel)
 
     def _auth(self) -> tuple[tuple[str, str], ...]:

@@ -43,13 +43,14 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, LoopStalls, wait_answer
 from arena.server.hub import BotHub, RemoteSeat
 from arena.tournament.routing import (
     REPLY_TTL_S,
+    SERVED_S,
     STALE_GRACE_S,
     WAIT_MARGIN_S,
     RedisRemoteSeat,
@@ -57,12 +58,18 @@ from arena.tournament.routing import (
     lease_key,
     requests_key,
     safe_redis_url,
+    served_key,
 )
 
 log = logging.getLogger("arena.server.routing")
 
 #: How long one BLPOP blocks: the longest a stopped pump keeps its connection.
 POLL_S = 1.0
+#: Most messages taken from a bot's list in one round trip.
+POP_MAX = 256
+#: Share of a bot's time after which the gateway tells the match it started the bot's
+#: clock, when no answer has come yet (the match then waits longer than the bot's time).
+STARTED_AFTER = 0.5
 #: Delays between attempts while Redis is unreachable.
 RETRY_INITIAL_S = 0.5
 RETRY_MAX_S = 5.0
@@ -76,19 +83,24 @@ URL_SCHEMES = ("redis", "rediss", "unix")
 #: releasing it is replaced by a standing-by gateway after this long.
 LEASE_S = 3.0
 
-#: Take the lease if nobody holds it, or renew it if we do; 1 when ours afterwards.
+#: Take the lease if nobody holds it, or renew it if we do (and the mark that we serve the
+#: bot, which outlives the lease); 1 when ours afterwards.
 _TAKE_LEASE = """
 local holder = redis.call('GET', KEYS[1])
 if holder == false or holder == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
   return 1
 end
 return 0
 """
-#: Release the lease, only if it is still ours.
+#: Release the lease, only if it is still ours; with a second key, the mark that we serve
+#: the bot too (the bot has left, rather than moved).
 _DROP_LEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('DEL', key)
+  end
 end
 return 0
 """
@@ -118,6 +130,12 @@ class _Pump:
     bot: str
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    #: The bot left this gateway (its last instance went away) rather than being sent to
+    #: another one: the mark that it is served somewhere goes with the lease.
+    left: bool = False
+    #: Whether this gateway holds the bot's lease, and the task renewing it.
+    holding: bool = False
+    renewer: asyncio.Task[None] | None = None
 
 
 class RedisRouting:
@@ -155,8 +173,12 @@ class RedisRouting:
         self._down_since: float | None = None
         self._taking = False
         self._heartbeat: asyncio.Task[None] | None = None
+        #: Whether Redis pops several messages at once (BLMPOP, Redis 7).
+        self._batched = True
         #: Messages handed to the hub, by kind; for tests and the log line at shutdown.
-        self.counts: dict[str, int] = {"decide": 0, "event": 0, "stale": 0, "malformed": 0}
+        self.counts: dict[str, int] = {
+            "decide": 0, "event": 0, "stale": 0, "malformed": 0, "gap": 0,
+        }
 
     # --- life cycle -------------------------------------------------------------------
 
@@ -263,58 +285,78 @@ class RedisRouting:
             )
             self._pumps[bot] = pump
         elif count == 0 and bot in self._pumps:
-            self._stop_pump(bot)
+            self._stop_pump(bot, left=True)
 
-    def _stop_pump(self, bot: str) -> None:
+    def _stop_pump(self, bot: str, *, left: bool = False) -> None:
         pump = self._pumps.pop(bot)
+        pump.left = left
         pump.stop.set()
         self._stopping.add(pump)
 
     # --- the pump ---------------------------------------------------------------------
 
+    async def _take_lease(self, pump: _Pump) -> bool:
+        """Take the bot's lease, or renew it (and the mark that we serve the bot): one
+        gateway serves a bot at a time, so that every match's events and requests reach
+        the same stream in order; the others stand by and take over when the lease is
+        released or runs out."""
+        got = await self._redis().eval(  # type: ignore[no-untyped-call]
+            _TAKE_LEASE, 2, lease_key(pump.bot), served_key(pump.bot), self.gateway_id,
+            int(self.lease_s * 1000), int(SERVED_S * 1000),
+        )
+        return bool(got)
+
+    def _holding(self, pump: _Pump, holding: bool) -> None:
+        if holding == pump.holding:
+            return
+        pump.holding = holding
+        log.info("routing: %s requests for bot %s from %s",
+                 "serving" if holding else "standing by for", pump.bot, requests_key(pump.bot))
+        if holding and (pump.renewer is None or pump.renewer.done()):
+            pump.renewer = asyncio.get_running_loop().create_task(
+                self._renew(pump), name=f"routing lease {pump.bot}")
+
+    async def _renew(self, pump: _Pump) -> None:
+        """Renew the lease every third of its life while we hold it, beside the pump rather
+        than in its loop: a question waiting on the list never waits for a renewal's round
+        trip to Redis as well."""
+        while pump.holding and not pump.stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(pump.stop.wait(), self.lease_s / 3)
+            if not pump.holding or pump.stop.is_set():
+                return
+            try:
+                still = await self._take_lease(pump)
+            except (RedisError, OSError):
+                continue  # the pump finds the outage itself
+            if not still:
+                self._holding(pump, False)
+
     async def _run(self, pump: _Pump) -> None:
         key = requests_key(pump.bot)
-        lease = lease_key(pump.bot)
         delay = RETRY_INITIAL_S
-        holding = False
-        renewed = 0.0
         try:
             while not pump.stop.is_set():
                 try:
-                    now = time.monotonic()
-                    if not holding or now - renewed > self.lease_s / 3:
-                        # One gateway serves a bot at a time, so that every match's events
-                        # and requests reach the same stream in order; the others stand by
-                        # and take over when the lease is released or runs out.
-                        got = await self._redis().eval(  # type: ignore[no-untyped-call]
-                            _TAKE_LEASE, 1, lease, self.gateway_id, int(self.lease_s * 1000)
-                        )
-                        renewed = now
-                        if bool(got) != holding:
-                            holding = bool(got)
-                            log.info(
-                                "routing: %s requests for bot %s from %s",
-                                "serving" if holding else "standing by for",
-                                pump.bot,
-                                key,
-                            )
-                    if not holding:
+                    if not pump.holding:
+                        self._holding(pump, await self._take_lease(pump))
+                    if not pump.holding:
                         with contextlib.suppress(TimeoutError):
                             await asyncio.wait_for(pump.stop.wait(), self.poll_s)
                         continue
-                    item = await self._redis().blpop([key], timeout=self.poll_s)
+                    items = await self._pop(key)
                 except (RedisError, OSError) as exc:
                     self._lost(exc)
-                    holding = False
+                    pump.holding = False
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(pump.stop.wait(), delay)
                     delay = min(delay * 2, RETRY_MAX_S)
                     continue
                 delay = RETRY_INITIAL_S
                 self._back()
-                if item is not None:
+                for item in items:
                     # Once popped a message is this gateway's to deliver, stop or no stop.
-                    self._dispatch(pump.bot, item[1])
+                    self._dispatch(pump.bot, item)
                 self._sweep()
         except Exception:
             log.exception("routing: the pump of bot %s failed", pump.bot)
@@ -322,12 +364,35 @@ class RedisRouting:
             self._stopping.discard(pump)
             if self._pumps.get(pump.bot) is pump:  # failed rather than stopped
                 del self._pumps[pump.bot]
-            if holding:
+            if pump.renewer is not None:
+                pump.renewer.cancel()
+            if pump.holding:
+                pump.holding = False
+                lease, served = lease_key(pump.bot), served_key(pump.bot)
+                keys = [lease, served] if pump.left else [lease]
                 with contextlib.suppress(RedisError, OSError):
                     await self._redis().eval(  # type: ignore[no-untyped-call]
-                        _DROP_LEASE, 1, lease, self.gateway_id
+                        _DROP_LEASE, len(keys), *keys, self.gateway_id
                     )
             log.info("routing: stopped serving requests for bot %s", pump.bot)
+
+    async def _pop(self, key: str) -> list[bytes]:
+        """Whatever waits on the list, up to ``POP_MAX`` messages, in one round trip
+        (``BLMPOP``, Redis 7); or, waiting up to ``poll_s``, the first to come. One message
+        a round trip would hold a question behind every event queued before it for a round
+        trip each: tens of milliseconds apiece with Redis on another host. Before Redis 7,
+        one at a time (``BLPOP``)."""
+        client = self._redis()
+        if self._batched:
+            try:
+                popped = await client.execute_command(  # type: ignore[no-untyped-call]
+                    "BLMPOP", self.poll_s, 1, key, "LEFT", "COUNT", POP_MAX)
+            except ResponseError:
+                self._batched = False  # a Redis before 7.0
+            else:
+                return list(popped[1]) if popped else []
+        item = await client.blpop([key], timeout=self.poll_s)
+        return [item[1]] if item is not None else []
 
     def _lost(self, exc: BaseException) -> None:
         if self._down_since is None:
@@ -365,9 +430,13 @@ class RedisRouting:
             if not isinstance(event, dict):
                 self.counts["malformed"] += 1
                 return
-            self.counts["event"] += 1
             n = message.get("n")
             index = n if isinstance(n, int) and not isinstance(n, bool) else None
+            if index is not None and not self.hub.in_order(bot, match_id, index, event):
+                # After a gap the next question of the match brings what the bot lacks.
+                self.counts["gap"] += 1
+                return
+            self.counts["event"] += 1
             self.hub.event(bot, match_id, event, index=index)
             if event.get("type") == "match_end":
                 self._forget_later(bot, match_id, event)
@@ -398,6 +467,7 @@ class RedisRouting:
             )
             target = str(message["reply_to"])
             budget_ms = float(message.get("budget_ms", request.deadline_ms + request.time_bank_ms))
+            tail = [(int(e["n"]), dict(e["event"])) for e in message.get("events") or ()]
         except (KeyError, TypeError, ValueError):
             self.counts["malformed"] += 1
             log.warning("routing: dropping a malformed decision request for bot %s", bot)
@@ -408,27 +478,48 @@ class RedisRouting:
         # request is written to the stream, and the figure goes back with the answer so
         # that the match's referee charges only that (see arena.referee.clock).
         clock = BotClock(LoopStalls.current())
+        # What the bot may lack of the match goes first, on the stream the question takes.
+        self.hub.catch_up(bot, request.match_id, tail)
         task = asyncio.ensure_future(self.hub.decide(bot, request, clock))
+        lost = False
+
+        def hand_back() -> None:
+            # The stream the question went down ended first (the bot, or the network
+            # between it and us): the match asks again wherever the bot reconnects, and
+            # the time it had the question stays charged.
+            nonlocal lost
+            lost = True
+            task.cancel()
+
+        self.hub.on_loss(request.request_id, hand_back)
         budget_s = budget_ms / 1000.0
         first: set[asyncio.Future[Any]] = {task, clock.started_future()}
         await asyncio.wait(first, timeout=budget_s + WAIT_MARGIN_S,
                            return_when=asyncio.FIRST_COMPLETED)
-        if clock.started is not None:
+        if clock.started is not None and not task.done():
             # Tell the match its bot's time has started, so that time spent reaching the
-            # bot (Redis, this gateway's queues) is never taken for the bot's.
-            await self._push(target, {"started": True})
+            # bot (Redis, this gateway's queues) is never taken for the bot's; but not for
+            # an answer that comes within half the bot's time, which goes back alone: one
+            # message, and one round trip to Redis less, for nearly every decision.
+            await asyncio.wait({task}, timeout=budget_s * STARTED_AFTER)
+            if not task.done():
+                await self._push(target, {"started": True})
         waited = await wait_answer(task, clock, budget_s, platform_limit_s=budget_s + WAIT_MARGIN_S)
         timing = {
             "bot_ms": round(clock.bot_s() * 1000.0, 3),
             "platform_ms": round(clock.platform_s() * 1000.0, 3),
         }
-        if not waited.answered:
+        if lost:
+            reply = {"lost": True, **timing}
+        elif not waited.answered:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
             if waited.platform_fault:
                 return  # never delivered: the match's referee sees no answer in time
             reply = {"timeout": True, **timing}
+        elif task.cancelled():
+            reply = {"error": "the request was withdrawn"}
         elif task.exception() is not None:
             exc = task.exception()
             reply = {"error": f"{type(exc).__name__}: {exc}"}

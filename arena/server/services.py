@@ -188,7 +188,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
                 hello = await self._hello(context, early, why, limits.hello_timeout_s)
                 # A revoke committed while the hello was on its way: asked of the registry
                 # itself, as a stream is welcomed only once.
-                self.watch.check(fresh=True)
+                await self.watch.check_fresh()
                 if why:
                     raise _Refusal(grpc.StatusCode.UNAUTHENTICATED, why[0], "revoked")
                 problem = _hello_problem(hello, bot)

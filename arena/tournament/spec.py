@@ -250,6 +250,8 @@ class TournamentSpec:
                 ex = dataclasses.replace(ex, workers=workers)
         if broker is not None:
             ex = dataclasses.replace(ex, broker=broker)
+        if executor is not None:
+            problems += shared_file_problems(self.participants, ex.type)
         if problems:
             raise SpecError(problems, self.source)
         return dataclasses.replace(self, executor=ex, db=db if db is not None else self.db)
@@ -362,6 +364,28 @@ def builtin_bots() -> tuple[str, ...]:
     except ImportError:
         return BUILTIN_BOTS
     return tuple(sorted(registry))
+
+
+def is_file_ref(ref: str) -> bool:
+    """Whether a bot reference names a Python file (``path/to/bot.py:Class``)."""
+    module_name, sep, _ = ref.rpartition(":")
+    return bool(sep) and not ref.startswith("remote:") and (
+        module_name.endswith(".py") or "/" in module_name
+    )
+
+
+def shared_file_problems(participants: Sequence[Participant], executor: str) -> list[str]:
+    """Bots the Celery executor cannot run: a file exists on the machine that names it,
+    and the workers (on other machines, each with its own files) would not find it."""
+    if executor != "celery":
+        return []
+    return [
+        f"participants[{i}].bot: '{p.bot}' is a file of this machine, which Celery workers "
+        "on other machines cannot read: install it on every worker as a module "
+        "(module.path:ClassName on their Python path), or connect it as a remote bot "
+        "(thousand-bot run, then remote:NAME)"
+        for i, p in enumerate(participants) if is_file_ref(p.bot)
+    ]
 
 
 def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
@@ -547,6 +571,7 @@ class _Validator:
         if fmt is not None:
             sets = self.format_rules(fmt, participants, seats, data, games, sets)
 
+        self.problems += shared_file_problems(participants, executor.type)
         if self.problems or name is None or not seed_ok or rules is None or fmt is None:
             raise SpecError(self.problems or ["invalid spec"], self.source, self.warnings)
         assert preset is not None and options is not None and seats is not None

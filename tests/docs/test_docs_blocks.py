@@ -40,6 +40,10 @@ ILLUSTRATIONS: dict[tuple[str, str], str] = {
         "and tests/observability/test_obs_deploy.py",
     ("docs/observability.md", "docker compose --profile demo rm -sf tournament"):
         "needs Docker Compose (see above)",
+    ("docs/deploy.md", "docker compose --profile data up -d data-redis data-postgres"):
+        "needs Docker Compose (see above); the role services, their profiles and TLS are "
+        "checked by tests/tournament/test_tournament_compose.py, and the same roles run "
+        "without Compose by tests/hosts/test_hosts_deploy_doc.py",
     ("docs/tournaments.md", "examples/celery-remote.yaml --executor celery"):
         "needs a remote bot connected to a routing gateway for its ten sets and a "
         "PostgreSQL database named arena; tests/tournament/test_tournament_remote.py "

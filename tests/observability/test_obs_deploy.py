@@ -157,7 +157,10 @@ def test_demo_tournament_runs_an_example_on_the_workers() -> None:
     # Only with `docker compose --profile demo up`: a plain `up` plays nothing.
     assert tournament["profiles"] == ["demo"]
     for name, service in services.items():
-        if name not in ("tournament", "gateway-2"):
+        if name.startswith(("data-", "host-")):
+            # A role of a multi-host deployment (docs/deploy.md): never in a plain `up`.
+            assert service["profiles"], name
+        elif name not in ("tournament", "gateway-2"):
             assert "profiles" not in service, f"{name} would not start without a profile"
             assert "tournament" not in (service.get("depends_on") or {})
     command = [str(arg) for arg in tournament["command"]]

@@ -117,3 +117,44 @@ def test_single_process_mode_needs_no_guard() -> None:
         env={"PROMETHEUS_MULTIPROC_DIR": None, "prometheus_multiproc_dir": None},
     )
     assert out.split() == ["False"]
+
+
+def test_a_sampler_talking_to_redis_holds_forks_back() -> None:
+    """The queue-depth sampler's network I/O (TLS with a rediss:// broker runs inside
+    OpenSSL, whose locks a forked child would inherit held) is a block every fork waits
+    for: a silent broker keeps the sampler inside it, and a fork made meanwhile waits until
+    the sampler gives up."""
+    script = textwrap.dedent(
+        """
+        import json, os, socket, threading, time
+        from arena.observability import exposition
+
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+
+        def _sample(port):
+            try:
+                exposition.sample_queue_depth(f"redis://127.0.0.1:{port}/0", ["arena"])
+            except Exception:
+                pass
+
+        thread = threading.Thread(target=_sample, args=(port,), daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not exposition._thread_io.locked() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        held = exposition._thread_io.locked()
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        waited = time.monotonic() - started
+        os.waitpid(pid, 0)
+        print(json.dumps({"held": held, "waited": waited}))
+        """
+    )
+    out = json.loads(run_python(script).strip().splitlines()[-1])
+    assert out["held"] is True
+    assert out["waited"] >= 1.0  # the fork waited for the sampler's 5 s read to give up

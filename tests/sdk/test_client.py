@@ -325,3 +325,31 @@ def test_stopping_the_client_ends_the_answers_still_being_thought_about(
 
     seen = asyncio.run(main())
     assert seen and all(t.cancelled() for t in seen)
+
+
+def test_an_event_sent_again_after_a_move_reaches_the_bot_once() -> None:
+    """After a bot moves to another gateway (or its stream breaks) the events since its
+    last answer may come again: the client passes each number of a match on once, and a
+    match played again from its start (sequence 0, ``match_start``) starts over."""
+    from thousand_bot.proto.thousand.v1 import bot_pb2, common_pb2
+
+    got: list[tuple[str, int]] = []
+
+    class Listener(Bot):
+        def on_event(self, event: dict[str, object]) -> None:
+            got.append((str(event["match_id"]), int(event["sequence"])))  # type: ignore[call-overload]
+
+    client = BotClient(Listener(), "localhost:1", "token")
+
+    def event(match_id: str, n: int, kind: str = "action") -> None:
+        message = bot_pb2.PlayResponse(
+            event=common_pb2.MatchEvent(match_id=match_id, sequence=n, type=kind))
+        client._handle(message)
+
+    for n in (0, 1, 2, 1, 2, 3):
+        event("m", n, "match_start" if n == 0 else "action")
+    event("other", 0, "match_start")
+    event("m", 3)
+    event("m", 0, "match_start")  # played again from its start
+    event("m", 1)
+    assert got == [("m", 0), ("m", 1), ("m", 2), ("m", 3), ("other", 0), ("m", 0), ("m", 1)]

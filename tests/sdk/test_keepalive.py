@@ -48,6 +48,10 @@ def test_gateway_sdk_and_node_bot_use_the_same_keepalive_settings() -> None:
     node = node_options({})
     for key in ("grpc.keepalive_time_ms", "grpc.keepalive_timeout_ms"):
         assert python[key] == node[key] == server[key], key
+    # The C core (the gateway, the Python SDK) times a ping out by this option, not by
+    # keepalive_timeout_ms (grpc-js, the Node bot's, goes by keepalive_timeout_ms).
+    ping = "grpc.http2.ping_timeout_ms"
+    assert python[ping] == server[ping] == python["grpc.keepalive_timeout_ms"]
     permit = "grpc.keepalive_permit_without_calls"
     assert python[permit] == node[permit] == 1
     # Clients ping at half the rate the gateway accepts: a late timer is never a strike.

@@ -262,11 +262,13 @@ def decide(url: str, bot: str, deadline_ms: int = 8000, n: int = 0) -> str:
 
 
 def blpop_clients(url: str) -> int:
-    """Connections blocked in BLPOP now (flag ``b``), as Redis itself reports them."""
+    """Connections blocked popping a list now (BLPOP, or BLMPOP as the gateway does on
+    Redis 7; flag ``b``), as Redis itself reports them."""
     client = redis.Redis.from_url(url)
     try:
         return sum(
-            1 for c in client.client_list() if c.get("cmd") == "blpop" and "b" in c.get("flags", "")
+            1 for c in client.client_list()
+            if c.get("cmd") in ("blpop", "blmpop") and "b" in c.get("flags", "")
         )
     finally:
         client.close()
@@ -426,30 +428,45 @@ def test_a_frozen_gateway_costs_the_bot_nothing(stack: Stack) -> None:
 
 
 def test_the_gateway_says_when_the_bots_time_starts(stack: Stack) -> None:
-    """The reply list of a routed decision gets ``started`` first, then the answer with the
-    bot's own time: a worker waits for the bot's budget from the first, whatever it took
-    the platform to get there."""
+    """A routed decision's answer comes back with the bot's own time. A bot still thinking
+    after half its time makes the gateway say ``started`` first: a worker then waits for
+    the bot's budget from there, whatever it took the platform to get the question to the
+    bot. A quick answer comes alone (one message, one round trip less)."""
+    from arena.server.testing import RawBot
+
     url = stack.redis.url
     stack.bot("talker", RANDOM)
     client = redis.Redis.from_url(url)
-    try:
+
+    def ask(bot: str, reply_to: str, budget_ms: int) -> None:
         message = {
-            "kind": "decide", "reply_to": "arena:reply:probe", "request_id": "m-p/1",
+            "kind": "decide", "reply_to": reply_to, "request_id": f"m-p/{reply_to}",
             "match_id": "m-p", "seat": 0,
             "observation": {"seat": 0, "phase": "auction", "hand": ["AS", "TS"]},
-            "legal": ["pass", "bid 110"], "deadline_ms": 5000, "time_bank_ms": 0,
-            "budget_ms": 5000, "expires_at": time.time() + 5,
+            "legal": ["pass", "bid 110"], "deadline_ms": budget_ms, "time_bank_ms": 0,
+            "budget_ms": budget_ms, "expires_at": time.time() + budget_ms / 1000,
         }
-        client.rpush(requests_key("talker"), json.dumps(message))
-        first = client.blpop(["arena:reply:probe"], timeout=10)
-        second = client.blpop(["arena:reply:probe"], timeout=10)
+        client.rpush(requests_key(bot), json.dumps(message))
+
+    silent = RawBot(stack.gateway.address, stack.gateway.register("silent"))
+    try:
+        ask("talker", "arena:reply:quick", 5000)
+        quick = client.blpop(["arena:reply:quick"], timeout=10)
+        stack.gateway.wait_instances(["silent"])
+        ask("silent", "arena:reply:slow", 600)
+        slow = [client.blpop(["arena:reply:slow"], timeout=10) for _ in range(2)]
+        left = client.llen("arena:reply:quick")
     finally:
+        silent.close()
         client.close()
-    assert first is not None and json.loads(first[1]) == {"started": True}
-    assert second is not None
-    reply = json.loads(second[1])
+    assert quick is not None and left == 0
+    reply = json.loads(quick[1])
     assert reply["action"] in {"pass", "bid 110"}
     assert 0 <= reply["bot_ms"] < 5000 and reply["platform_ms"] >= 0
+    assert all(item is not None for item in slow)
+    first, second = (json.loads(item[1]) for item in slow if item is not None)
+    assert first == {"started": True}
+    assert second["timeout"] is True and second["bot_ms"] >= 600
 
 
 def test_a_redis_restart_mid_match_costs_time_not_moves(stack: Stack, tmp_path: Path) -> None:

@@ -180,3 +180,46 @@ def test_docker_compose_config_when_available(tmp_path: Path) -> None:
         timeout=60,
     )
     assert refused.returncode != 0 and "POSTGRES_PASSWORD" in refused.stderr + refused.stdout
+
+
+ROLES = {"data-redis": "data", "data-postgres": "data", "host-gateway": "gateway",
+         "host-worker": "worker", "host-organiser": "organiser"}
+
+
+def test_each_role_of_a_multi_host_deployment_has_its_profile_and_tls() -> None:
+    """docs/deploy.md with Docker Compose: one profile per role, each role reaching the
+    data host by name, over TLS verified against deploy/tls/ca.crt, and none waiting for
+    a service of the one-machine stack (which runs on no machine of theirs)."""
+    env = {**FILLED, "REDIS_PASSWORD": "redis-pw", "ARENA_DATA_HOST": "db.example"}
+    services = load(env)["services"]
+    for name, profile in ROLES.items():
+        service = services[name]
+        assert service["profiles"] == [profile], name
+        assert "depends_on" not in service, name
+        assert "./deploy/tls:/tls:ro" in service["volumes"], name
+    assert (REPO / "deploy" / "tls" / "README.md").is_file()
+    for name in ("host-gateway", "host-worker", "host-organiser"):
+        environment = services[name]["environment"]
+        for key in ("ARENA_BROKER_URL", "ARENA_ROUTING_URL"):
+            url = urlsplit(environment[key])
+            assert (url.scheme, url.hostname, url.port, url.password) == (
+                "rediss", "db.example", 6379, "redis-pw"), (name, key)
+            assert "ssl_cert_reqs=required" in url.query and "/tls/ca.crt" in url.query
+        for key in ("ARENA_DB_URL", "ARENA_GATEWAY_DB"):
+            url = urlsplit(environment[key])
+            assert (url.hostname, url.password) == ("db.example", FILLED["POSTGRES_PASSWORD"])
+            assert "sslmode=verify-full" in url.query and "sslrootcert=/tls/ca.crt" in url.query
+        assert environment["ARENA_TLS_CA"] == "/tls/ca.crt"
+    assert "schema=arena_bots" in services["host-gateway"]["environment"]["ARENA_GATEWAY_DB"]
+    gateway = " ".join(services["host-gateway"]["command"])
+    assert "--tls-cert /tls/server.crt --tls-key /tls/server.key" in gateway
+    redis = " ".join(services["data-redis"]["command"])
+    assert "--port 0 --tls-port 6379" in redis and '--requirepass "$REDIS_PASSWORD"' in redis
+    postgres = " ".join(services["data-postgres"]["entrypoint"])
+    assert "ssl=on" in postgres and "hostssl all all all scram-sha-256" in postgres
+    # A role started without the Redis password says so and stops, rather than run open.
+    for name in ("data-redis", "host-gateway", "host-worker"):
+        command = " ".join(services[name]["command"])
+        assert 'test -n "$REDIS_PASSWORD" || { echo "set REDIS_PASSWORD in .env"' in command
+    example = example_env()
+    assert "REDIS_PASSWORD" in ENV_EXAMPLE.read_text() and "REDIS_PASSWORD" not in example

@@ -285,3 +285,28 @@ def test_overrides_are_validated() -> None:
     assert spec.with_overrides(executor="celery", workers=3).executor.workers == 3
     with pytest.raises(SpecError, match="--workers: must be a positive integer"):
         spec.with_overrides(workers=0)
+
+
+def test_a_bot_file_is_refused_for_workers_on_other_machines(tmp_path: Path) -> None:
+    """A ``file.py:Class`` bot is a file of the machine that reads the spec: Celery workers
+    have files of their own, so the spec says so rather than let each match fail there."""
+    bot = tmp_path / "mybot.py"
+    bot.write_text("class MyBot:\n    def decide(self, observation, legal):\n"
+                   "        return legal[0]\n")
+    participants = [{"name": "mine", "bot": f"{bot}:MyBot"}, "greedy", "random"]
+    local = validate_spec(with_(participants=participants))
+    assert local.executor.type == "local"
+    with pytest.raises(SpecError) as exc:
+        validate_spec(with_(participants=participants, executor="celery"))
+    assert exc.value.problems == [
+        f"participants[0].bot: '{bot}:MyBot' is a file of this machine, which Celery workers "
+        "on other machines cannot read: install it on every worker as a module "
+        "(module.path:ClassName on their Python path), or connect it as a remote bot "
+        "(thousand-bot run, then remote:NAME)"
+    ]
+    with pytest.raises(SpecError, match="is a file of this machine"):
+        local.with_overrides(executor="celery")
+    # A module on the workers' path is theirs to import.
+    module = {"name": "g2", "bot": "arena.bots:GreedyBot"}
+    validate_spec(with_(participants=["greedy", "random", module], executor="celery"),
+                  check_imports=False)

@@ -7,7 +7,10 @@ Subclass :class:`Bot`, then run it with ``thousand-bot run module:Class --gatewa
 __version__ = "0.1.0"
 
 from thousand_bot.bot import Bot, Observation, Request
-from thousand_bot.client import BotClient, BotRejected
+from thousand_bot.client import BotClient, BotRejected, TlsSettings
 from thousand_bot.runner import run_bot
 
-__all__ = ["Bot", "BotClient", "BotRejected", "Observation", "Request", "__version__", "run_bot"]
+__all__ = [
+    "Bot", "BotClient", "BotRejected", "Observation", "Request", "TlsSettings", "__version__",
+    "run_bot",
+]

@@ -26,13 +26,17 @@ from typing import IO
 
 from thousand_bot import __version__
 from thousand_bot.address import gateway_problem
-from thousand_bot.client import BotRejected
+from thousand_bot.client import BotRejected, TlsSettings
 from thousand_bot.runner import load_bot, run_bot
 
 TOKEN_ENV = "THOUSAND_BOT_TOKEN"
 GATEWAY_ENV = "THOUSAND_BOT_GATEWAY"
 #: The variable's earlier name, still read.
 SERVER_ENV = "THOUSAND_BOT_SERVER"
+TLS_ENV = "THOUSAND_BOT_TLS"
+TLS_CA_ENV = "THOUSAND_BOT_TLS_CA"
+TLS_CERT_ENV = "THOUSAND_BOT_TLS_CERT"
+TLS_KEY_ENV = "THOUSAND_BOT_TLS_KEY"
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -84,6 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="give up after this many failed connection attempts in a row (default: never)",
     )
+    run.add_argument("--tls", action="store_true",
+                     default=os.environ.get(TLS_ENV, "") not in ("", "0"),
+                     help=f"connect with TLS, trusting the system's CAs (env {TLS_ENV}=1)")
+    run.add_argument("--tls-ca", metavar="FILE", default=os.environ.get(TLS_CA_ENV) or None,
+                     help=f"connect with TLS, trusting this CA (PEM; env {TLS_CA_ENV})")
+    run.add_argument("--tls-cert", metavar="FILE", default=os.environ.get(TLS_CERT_ENV) or None,
+                     help=f"the bot's own certificate, for a gateway that asks for one "
+                          f"(env {TLS_CERT_ENV})")
+    run.add_argument("--tls-key", metavar="FILE", default=os.environ.get(TLS_KEY_ENV) or None,
+                     help=f"the key of that certificate (env {TLS_KEY_ENV})")
     run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING...")
     return parser
 
@@ -127,6 +141,13 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.max_attempts is not None and args.max_attempts < 1:
         print("thousand-bot: --max-attempts must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    tls: TlsSettings | None = None
+    if args.tls or args.tls_ca or args.tls_cert or args.tls_key:
+        try:
+            tls = TlsSettings.from_files(args.tls_ca, args.tls_cert, args.tls_key)
+        except ValueError as exc:
+            print(f"thousand-bot: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     problem = gateway_problem(args.gateway)
     if problem:
         print(f"thousand-bot: {problem}", file=sys.stderr)
@@ -147,7 +168,7 @@ def _main(argv: Sequence[str] | None) -> int:
             print("thousand-bot: --stdio needs the program's command after --, e.g. "
                   "thousand-bot run --stdio -- ./mybot", file=sys.stderr)
             return EXIT_USAGE
-        return _run_program(args, command)
+        return _run_program(args, command, tls)
     if not args.bot:
         print("thousand-bot: name the bot: module:Class, file.py:Class, cmd:COMMAND or "
               "--stdio -- COMMAND", file=sys.stderr)
@@ -161,7 +182,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"thousand-bot: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        run_bot(factory, args.gateway, args.token, args.instances, args.max_attempts)
+        run_bot(factory, args.gateway, args.token, args.instances, args.max_attempts, tls)
     except BotRejected as exc:
         print(f"thousand-bot: the gateway refused the bot: {exc}", file=sys.stderr)
         return EXIT_REFUSED
@@ -171,7 +192,8 @@ def _main(argv: Sequence[str] | None) -> int:
     return EXIT_OK
 
 
-def _run_program(args: argparse.Namespace, command: list[str]) -> int:
+def _run_program(args: argparse.Namespace, command: list[str],
+                 tls: TlsSettings | None = None) -> int:
     """A program speaking the text protocol, relayed to the gateway by the bridge."""
     from thousand_bot.client import BotRejected
     from thousand_bot.stdio.bridge import ProgramFailed, run_programs
@@ -202,7 +224,7 @@ def _run_program(args: argparse.Namespace, command: list[str]) -> int:
                 loop.add_signal_handler(sig, stop.set)
         await run_programs(command, args.gateway, args.token, args.instances, stop=stop,
                            max_attempts=args.max_attempts,
-                           transcript=transcript if out is not None else None)
+                           transcript=transcript if out is not None else None, tls=tls)
 
     try:
         asyncio.run(main())

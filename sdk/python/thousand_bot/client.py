@@ -16,6 +16,8 @@ import os
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -48,7 +50,12 @@ KEEPALIVE_ENV = "THOUSAND_BOT_KEEPALIVE_MS"
 
 
 def keepalive_channel_options(time_ms: int | None = None) -> list[tuple[str, Any]]:
-    """Channel options for the keepalive settings, scaled to ``time_ms`` when given."""
+    """Channel options for the keepalive settings, scaled to ``time_ms`` when given.
+
+    gRPC's C core waits for a ping's answer for ``grpc.http2.ping_timeout_ms`` (a minute
+    by default), not ``keepalive_timeout_ms``: both are set, or a connection whose peer
+    went silent (a network cut between the two) would stand for 80 s rather than 30.
+    """
     if time_ms is None:
         raw = os.environ.get(KEEPALIVE_ENV, "")
         time_ms = int(raw) if raw.isdigit() and int(raw) > 0 else KEEPALIVE_TIME_MS
@@ -58,10 +65,48 @@ def keepalive_channel_options(time_ms: int | None = None) -> list[tuple[str, Any
         ("grpc.keepalive_timeout_ms", timeout),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.ping_timeout_ms", timeout),
     ]
 
 
 CHANNEL_OPTIONS = keepalive_channel_options(KEEPALIVE_TIME_MS)
+#: Matches whose last event number a client keeps (to pass each event on once).
+MATCHES_REMEMBERED = 4096
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """TLS to the gateway: the CA that signed its certificate (None: the system's CAs),
+    and this bot's own certificate and key (PEM), for a gateway that asks clients for one."""
+
+    ca: bytes | None = None
+    cert: bytes | None = None
+    key: bytes | None = None
+
+    @classmethod
+    def from_files(cls, ca: str | None = None, cert: str | None = None,
+                   key: str | None = None) -> TlsSettings:
+        """Read the PEM files; ``ValueError`` naming a file that cannot be read."""
+        if bool(cert) != bool(key):
+            raise ValueError("a client certificate and its key go together (--tls-cert, --tls-key)")
+
+        def read(path: str | None, what: str) -> bytes | None:
+            if not path:
+                return None
+            try:
+                data = Path(path).expanduser().read_bytes()
+            except OSError as exc:
+                raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+            if not data.strip():
+                raise ValueError(f"the {what} {path} is empty")
+            return data
+
+        return cls(read(ca, "CA certificate"), read(cert, "TLS certificate"),
+                   read(key, "TLS key"))
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        return grpc.ssl_channel_credentials(
+            root_certificates=self.ca, private_key=self.key, certificate_chain=self.cert)
 
 #: The start of the answer sent for a decision the bot raised on: no action begins so, so
 #: the referee counts it malformed (a strike and its fallback), and the rest names the error.
@@ -169,6 +214,7 @@ class BotClient:
         max_attempts: int | None = None,
         channel_options: list[tuple[str, Any]] | None = None,
         on_welcome: Callable[[bot_pb2.Welcome], None] | None = None,
+        tls: TlsSettings | None = None,
     ) -> None:
         if not token:
             raise ValueError("a token is required (the organiser gives one per bot)")
@@ -187,6 +233,8 @@ class BotClient:
         self.max_attempts = max_attempts
         self.channel_options = channel_options or keepalive_channel_options()
         self.on_welcome = on_welcome
+        #: TLS to the gateway (None: plain TCP).
+        self.tls = tls
         #: What the hello says wrote it (``Hello.client``).
         self.client_name = f"thousand-bot-python/{__version__}"
         self.instance_id = ""
@@ -200,6 +248,9 @@ class BotClient:
         #: The current session's writer (None between sessions).
         self._writer: _Writer | None = None
         self._jitter = random.Random(os.urandom(16))
+        #: The last event number seen per match (the most recent matches only): an event
+        #: may come twice after the bot moves to another gateway, and is passed on once.
+        self._seen: collections.OrderedDict[str, int] = collections.OrderedDict()
         #: The bot keeps Bot.on_request (it overrides decide or the per-kind methods):
         #: decide is called directly.
         self._plain = type(bot).on_request is Bot.on_request
@@ -267,7 +318,12 @@ class BotClient:
 
     async def _session(self, stop: asyncio.Event) -> None:
         """One stream, from hello to its end (or until ``stop`` is set)."""
-        async with grpc.aio.insecure_channel(self.server, options=self.channel_options) as ch:
+        if self.tls is not None:
+            opened = grpc.aio.secure_channel(self.server, self.tls.credentials(),
+                                             options=self.channel_options)
+        else:
+            opened = grpc.aio.insecure_channel(self.server, options=self.channel_options)
+        async with opened as ch:
             stub = bot_pb2_grpc.BotServiceStub(ch)
             call = stub.Play(metadata=(("authorization", f"Bearer {self.token}"),))
             # The stop signal cancels the whole stream once, rather than racing every read
@@ -331,6 +387,8 @@ class BotClient:
         """Every message but a decision request (answered in :meth:`_converse`)."""
         kind = message.WhichOneof("message")
         if kind == "event":
+            if self._repeat(message.event):
+                return
             event = event_to_dict(message.event)
             if event.get("type") in ("match_start", "match_end"):
                 self._tell_match(event)
@@ -364,6 +422,24 @@ class BotClient:
                 self._send_message(bot_pb2.PlayRequest(decision=decision))
             self._welcomed = True
 
+    def _repeat(self, event: Any) -> bool:
+        """Whether the bot has had this event already. A match's events come numbered in
+        order; after a gateway takes the bot over (or its stream breaks) the events since
+        its last answer may be sent again, and a match played again from its start (its
+        worker was lost) starts over at 0."""
+        seen = self._seen
+        match_id = event.match_id
+        last = seen.get(match_id)
+        number = event.sequence
+        if last is not None and number <= last and not (
+            number == 0 and event.type == "match_start"
+        ):
+            return True
+        seen[match_id] = number
+        seen.move_to_end(match_id)
+        if len(seen) > MATCHES_REMEMBERED:
+            seen.popitem(last=False)
+        return False
     def _tell_match(self, event: dict[str, Any]) -> None:
         """Log a match's start and its result for this bot's seats (INFO; a forfeit is a
         WARNING), so a bot's log says what it played even with no ``on_event`` of its own:

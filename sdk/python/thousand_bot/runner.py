@@ -8,7 +8,7 @@ import signal
 from collections.abc import Callable
 
 from thousand_bot.bot import Bot
-from thousand_bot.client import BotClient
+from thousand_bot.client import BotClient, TlsSettings
 from thousand_bot.refs import load_object
 
 
@@ -28,12 +28,14 @@ async def run_bots(
     instances: int = 1,
     stop: asyncio.Event | None = None,
     max_attempts: int | None = None,
+    tls: TlsSettings | None = None,
 ) -> None:
     """Run ``instances`` copies of the bot, each on its own stream, until ``stop`` is set
     or the server refuses the token."""
     stop = stop or asyncio.Event()
     clients = [
-        BotClient(factory(), server, token, max_attempts=max_attempts) for _ in range(instances)
+        BotClient(factory(), server, token, max_attempts=max_attempts, tls=tls)
+        for _ in range(instances)
     ]
     tasks = [asyncio.create_task(c.run(stop)) for c in clients]
     try:
@@ -53,8 +55,10 @@ def run_bot(
     token: str,
     instances: int = 1,
     max_attempts: int | None = None,
+    tls: TlsSettings | None = None,
 ) -> None:
-    """Play until Ctrl-C or SIGTERM. ``bot`` is an instance (one instance only) or a class."""
+    """Play until Ctrl-C or SIGTERM. ``bot`` is an instance (one instance only) or a class;
+    ``tls`` connects with TLS (see :class:`TlsSettings`)."""
     if isinstance(bot, Bot):
         if instances != 1:
             raise ValueError("pass the bot class, not an instance, to run several instances")
@@ -72,6 +76,6 @@ def run_bot(
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
-        await run_bots(factory, server, token, instances, stop, max_attempts)
+        await run_bots(factory, server, token, instances, stop, max_attempts, tls)
 
     asyncio.run(main())

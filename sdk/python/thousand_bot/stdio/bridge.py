@@ -26,7 +26,7 @@ from typing import Any
 
 from thousand_bot import __version__
 from thousand_bot.bot import Bot, Observation
-from thousand_bot.client import BotClient
+from thousand_bot.client import BotClient, TlsSettings
 from thousand_bot.convert import observation_to_dict
 from thousand_bot.proto.thousand.v1 import bot_pb2
 from thousand_bot.stdio.program import BotProgram, LineTooLong, Transcript
@@ -168,6 +168,7 @@ async def run_program(
     transcript: Transcript | None = None,
     hello_timeout_s: float = HELLO_TIMEOUT_S,
     program: BotProgram | None = None,
+    tls: TlsSettings | None = None,
 ) -> None:
     """Run the program as a bot on the gateway until ``stop`` is set or it ends.
 
@@ -182,7 +183,7 @@ async def run_program(
     except OSError as exc:
         raise ProgramFailed(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
     hello = await _read_hello(program, hello_timeout_s)
-    client = StdioClient(program, hello, server, token, max_attempts=max_attempts)
+    client = StdioClient(program, hello, server, token, max_attempts=max_attempts, tls=tls)
     client_task = asyncio.ensure_future(client.run(stop))
     reader = asyncio.ensure_future(_relay_answers(program, client))
     watcher = asyncio.ensure_future(_watch_input(program))
@@ -262,13 +263,15 @@ async def run_programs(
     stop: asyncio.Event | None = None,
     max_attempts: int | None = None,
     transcript: Transcript | None = None,
+    tls: TlsSettings | None = None,
 ) -> None:
     """``instances`` copies of the program, each on its own stream; the first failure
     stops them all and is raised."""
     stop = stop or asyncio.Event()
     tasks = [
         asyncio.ensure_future(run_program(argv, server, token, stop=stop,
-                                          max_attempts=max_attempts, transcript=transcript))
+                                          max_attempts=max_attempts, transcript=transcript,
+                                          tls=tls))
         for _ in range(instances)
     ]
     try:
