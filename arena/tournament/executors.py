@@ -222,7 +222,7 @@ def play_and_store_many(
         if m.match_id in done:
             continue
         try:
-            rec = play_record(m, routing_url)
+            rec = play_record(m, routing_url, db_url=db_url, executor="celery")
         except Exception as exc:
             if on_failure is None:
                 raise

@@ -101,8 +101,10 @@ class StdioClient(BotClient):
         self.program = program
         self.client_name = f"{hello.client} via {CLIENT}" if hello.client else CLIENT
         #: Requests written to the program and not answered by it yet, oldest first.
-        self._asked: collections.deque[tuple[str, float]] = collections.deque()
-        self._last_id = ""
+        self._asked: collections.deque[tuple[bot_pb2.DecisionRequest, float]] = (
+            collections.deque()
+        )
+        self._last = bot_pb2.DecisionRequest()
 
     def _welcomed(self, welcome: bot_pb2.Welcome) -> None:
         self.program.write(
@@ -114,7 +116,7 @@ class StdioClient(BotClient):
             msg.match_id, msg.request_id, observation_to_dict(msg.observation),
             msg.legal_actions, msg.deadline_ms, msg.time_bank_ms,
         ))
-        self._asked.append((msg.request_id, started))
+        self._asked.append((msg, started))
         return None  # answered by answer_line
 
     def answer_line(self, line: str) -> None:
@@ -122,11 +124,11 @@ class StdioClient(BotClient):
         none waiting it still goes to the gateway (for the last request), which refuses
         it as it refuses any answer nobody asked for."""
         if self._asked:
-            request_id, started = self._asked.popleft()
-            self._last_id = request_id
+            msg, started = self._asked.popleft()
+            self._last = msg
         else:
-            request_id, started = self._last_id, time.perf_counter()
-        self._send(request_id, line[:ANSWER_FORWARD_MAX], started)
+            msg, started = self._last, time.perf_counter()
+        self._send(msg, line[:ANSWER_FORWARD_MAX], started)
 
     def backlog(self) -> int:
         """Answers not yet handed to the stream (or kept for the next session)."""
