@@ -1,16 +1,19 @@
 """docs/deploy.md, run as printed on the hosts it names.
 
-A rig of simulated hosts (``data``, ``gw1``, ``gw2``, ``w1``, the organiser's ``ctl`` and a
-bot author's ``bots``), each with its own network address and its own ``/srv``: each block
-of the manual runs, unchanged, on the host its first line names, with the files the
-manual says to copy copied (what ``scp`` would do). A second worker host is added as the
-manual says, in the middle of the tournament, and plays part of it.
+A rig of simulated hosts (``data``, ``gw1``, ``gw2``, ``w1``, the monitoring host ``mon``,
+the organiser's ``ctl`` and a bot author's ``bots``), each with its own network address and
+its own ``/srv``: each block of the manual runs, unchanged, on the host its first line
+names, with the files the manual says to copy copied (what ``scp`` would do). A second
+worker host is added as the manual says, in the middle of the tournament, and plays part
+of it; the monitoring host's Prometheus, with the arena's ``deploy/prometheus`` as it is,
+scrapes every gateway and worker host.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from docblocks import Block, block
@@ -28,6 +31,8 @@ REGISTER = block("docs/deploy.md", "register my-bot")
 BOT = block("docs/deploy.md", "THOUSAND_BOT_TOKEN=TOKEN_OF_MY_BOT")
 HOSTED = block("docs/deploy.md", "arena bot submit my-hosted-bot")
 TOURNAMENT = block("docs/deploy.md", "cat > cup.yaml")
+MONITORING = block("docs/deploy.md", "prometheus --config.file=hosts.yml")
+PROMETHEUS_FILES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
 
 
 def run(host: Host, doc: Block, **subs: str) -> str:
@@ -66,6 +71,7 @@ def test_the_deployment_guide_runs_as_printed_on_separate_hosts() -> None:
         gateways = [rig.add_host(n, ports=(50051, 9101)) for n in ("gw1", "gw2")]
         w1 = rig.add_host("w1", ports=(9102,))
         bots = rig.add_host("bots")
+        mon = rig.add_host("mon", ports=(9090,))
         try:
             run(ctl, SECRETS)
             run(ctl, CERTIFICATES)
@@ -77,6 +83,8 @@ def test_the_deployment_guide_runs_as_printed_on_separate_hosts() -> None:
             for gw in gateways:
                 run(gw, GATEWAY)
             run(w1, WORKER)
+            shutil.copytree(PROMETHEUS_FILES, mon.file("/srv/arena/prometheus"))
+            run(mon, MONITORING)
             lines = run(ctl, REGISTER).strip().splitlines()
             tokens = {line.split()[1].rstrip(";"): lines[i + 1]
                       for i, line in enumerate(lines) if line.startswith("registered ")}
@@ -104,6 +112,10 @@ def test_the_deployment_guide_runs_as_printed_on_separate_hosts() -> None:
             played_on = {r[0].split(":")[0].split("@")[-1] for r in rows}  # worker@w1
             assert played_on == {"w1", "w2"}, played_on
             assert all(s == 0 for r in rows for s in r[2])
+            # Every gateway and worker host is scraped, w2 too (named in targets/workers.yml).
+            wanted = {("gateway", "gw1:9101"), ("gateway", "gw2:9101"), ("worker", "w1:9102"),
+                      ("worker", "w2:9102")}
+            wait_until(lambda: wanted <= _up(ctl), 60, "Prometheus to scrape every host", 2.0)
         except BaseException:
             for host in rig.hosts.values():
                 where = host.file("/srv/arena")
@@ -133,6 +145,19 @@ def _rows(ctl: Host) -> list[tuple[str, str, list[int]]]:
     out = ctl.shell("cd /srv/arena && set -a && . ./arena.env && set +a && "
                     f"python3 -c {_quote(code)}")
     return [tuple(r) for r in json.loads(out.stdout.strip().splitlines()[-1])]
+
+
+def _up(ctl: Host) -> set[tuple[str, str]]:
+    """(job, instance) of every target the monitoring host's Prometheus finds up, asked
+    from the organiser's machine."""
+    code = ("import json, urllib.request\n"
+            "url = 'http://mon:9090/api/v1/query?query=up%3D%3D1'\n"
+            "print(json.dumps(json.load(urllib.request.urlopen(url, timeout=10))))")
+    out = ctl.run(["python3", "-c", code], check=False)
+    if out.returncode != 0:
+        return set()
+    found = json.loads(out.stdout)["data"]["result"]
+    return {(r["metric"]["job"], r["metric"]["instance"]) for r in found}
 
 
 def _quote(text: str) -> str:

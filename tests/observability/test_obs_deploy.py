@@ -47,8 +47,9 @@ def dashboards() -> dict[str, dict[str, Any]]:
 # --- Prometheus ----------------------------------------------------------------------------
 
 
-def test_promtool_check_config() -> None:
-    result = promtool("check", "config", "prometheus.yml")
+@pytest.mark.parametrize("config", ["prometheus.yml", "hosts.yml"])
+def test_promtool_check_config(config: str) -> None:
+    result = promtool("check", "config", config)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 rule files found" in result.stdout
 
@@ -263,8 +264,44 @@ def test_prometheus_jobs_target_compose_services() -> None:
         assert (PROM_DIR / rule_file).is_file()
 
 
-def test_grafana_provisioning_matches_compose() -> None:
-    grafana = compose()["services"]["grafana"]
+def test_the_monitoring_role_scrapes_the_machines_as_the_stack_scrapes_its_services() -> None:
+    """hosts.yml (the compose file's monitoring profile, or Prometheus on a host of its
+    own) has the jobs of prometheus.yml, so the alerts and dashboards are the same; its
+    targets are the files of targets/, each a valid list of target groups, naming the hosts
+    of docs/deploy.md on the ports their roles listen on."""
+    stack = {job["job_name"] for job in load_yaml(PROM_DIR / "prometheus.yml")["scrape_configs"]}
+    config = load_yaml(PROM_DIR / "hosts.yml")
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    assert set(jobs) == stack
+    assert config["rule_files"] == load_yaml(PROM_DIR / "prometheus.yml")["rule_files"]
+    ports = {"gateway": "9101", "worker": "9102", "tournament": "9103"}
+    for name, port in ports.items():
+        [sd] = jobs[name]["file_sd_configs"]
+        for pattern in sd["files"]:
+            [path] = list(PROM_DIR.glob(pattern))
+            groups = load_yaml(path)
+            assert isinstance(groups, list), path
+            for group in groups:
+                assert set(group) <= {"targets", "labels"}, path
+                for target in group["targets"]:
+                    assert target.rsplit(":", 1)[1] == port, (path, target)
+    gateways = [t for g in load_yaml(PROM_DIR / "targets" / "gateways.yml") for t in g["targets"]]
+    workers = [t for g in load_yaml(PROM_DIR / "targets" / "workers.yml") for t in g["targets"]]
+    assert gateways == ["gw1:9101", "gw2:9101"] and workers == ["w1:9102", "w2:9102"]
+    services = compose()["services"]
+    prometheus = services["host-prometheus"]
+    assert prometheus["profiles"] == ["monitoring"]
+    assert "--config.file=/etc/prometheus/hosts.yml" in prometheus["command"]
+    assert dict(_mounts(prometheus))["./deploy/prometheus"] == "/etc/prometheus"
+    assert prometheus["image"] == services["prometheus"]["image"]
+    # Grafana's data source names Prometheus "prometheus": the role's Prometheus answers
+    # to that name on its network.
+    assert "prometheus" in prometheus["networks"]["default"]["aliases"]
+
+
+@pytest.mark.parametrize("name", ["grafana", "host-grafana"])
+def test_grafana_provisioning_matches_compose(name: str) -> None:
+    grafana = compose()["services"][name]
     mounts = {target: source for source, target in _mounts(grafana)}
     assert mounts["/etc/grafana/provisioning"] == "./dashboards/provisioning"
     providers = [
@@ -281,9 +318,19 @@ def test_grafana_provisioning_matches_compose() -> None:
     assert (REPO / mounts[str(home.parent)] / home.name).is_file()
     datasources = provisioned_datasources()
     services = compose()["services"]
+    # The Prometheus of the same profile (the stack's, or the monitoring role's by alias).
+    profile = grafana.get("profiles")
+    names = {n: n for n, s in services.items() if s.get("profiles") == profile}
+    for n, s in services.items():
+        if s.get("profiles") == profile:
+            for alias in ((s.get("networks") or {}).get("default") or {}).get("aliases", []):
+                names[alias] = n
     for source in datasources.values():
         host = re.match(r"https?://([^:/]+)", source["url"])
-        assert host is not None and host.group(1) in services
+        assert host is not None and host.group(1) in names, (name, source["url"])
+        target = services[names[host.group(1)]]
+        assert str(target["image"]).startswith("prom/prometheus"), (name, source["url"])
+        assert set(grafana["depends_on"]) == {names[host.group(1)]}
 
 
 # --- dashboards ----------------------------------------------------------------------------

@@ -183,7 +183,7 @@ def test_docker_compose_config_when_available(tmp_path: Path) -> None:
 
 
 ROLES = {"data-redis": "data", "data-postgres": "data", "host-gateway": "gateway",
-         "host-worker": "worker", "host-organiser": "organiser"}
+         "host-worker": "worker", "host-organiser": "organiser", "host-web": "web"}
 
 
 def test_each_role_of_a_multi_host_deployment_has_its_profile_and_tls() -> None:
@@ -198,7 +198,7 @@ def test_each_role_of_a_multi_host_deployment_has_its_profile_and_tls() -> None:
         assert "depends_on" not in service, name
         assert "./deploy/tls:/tls:ro" in service["volumes"], name
     assert (REPO / "deploy" / "tls" / "README.md").is_file()
-    for name in ("host-gateway", "host-worker", "host-organiser"):
+    for name in ("host-gateway", "host-worker", "host-organiser", "host-web"):
         environment = services[name]["environment"]
         for key in ("ARENA_BROKER_URL", "ARENA_ROUTING_URL"):
             url = urlsplit(environment[key])
@@ -223,3 +223,100 @@ def test_each_role_of_a_multi_host_deployment_has_its_profile_and_tls() -> None:
         assert 'test -n "$REDIS_PASSWORD" || { echo "set REDIS_PASSWORD in .env"' in command
     example = example_env()
     assert "REDIS_PASSWORD" in ENV_EXAMPLE.read_text() and "REDIS_PASSWORD" not in example
+
+
+#: Profiles of the one-machine stack's extras, not roles of a multi-host deployment.
+STACK_PROFILES = {"demo", "scale-out"}
+_BACKTICKED = re.compile(r"`([^`]+)`")
+
+
+def documented_roles() -> dict[str, dict[str, set[str]]]:
+    """The table of docs/deploy.md's compose section: for each profile, its services, the
+    ports it publishes, what it reads from .env and what it needs in deploy/tls."""
+    text = (REPO / "docs" / "deploy.md").read_text()
+    section = text.split("## With Docker Compose", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    roles: dict[str, dict[str, set[str]]] = {}
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        profile, _on, services, publishes, env, tls = cells
+        roles[_BACKTICKED.findall(profile)[0]] = {
+            "services": set(_BACKTICKED.findall(services)),
+            "publishes": set(re.findall(r"\d+", publishes)),
+            "env": set(_BACKTICKED.findall(env)),
+            "tls": set(_BACKTICKED.findall(tls)),
+        }
+    assert len(roles) >= 6, rows
+    return roles
+
+
+def _variables(node: Any) -> set[str]:
+    """The .env variables a service's definition interpolates (``$$`` is the container's)."""
+    if isinstance(node, dict):
+        return set().union(*(_variables(v) for v in node.values()), set())
+    if isinstance(node, list):
+        return set().union(*(_variables(v) for v in node), set())
+    return {m.group("name") for m in _VAR.finditer(str(node)) if m.group("name")}
+
+
+def _tls_files(node: Any) -> set[str]:
+    """The files of deploy/tls (mounted at /tls) a service's definition names."""
+    if isinstance(node, dict):
+        return set().union(*(_tls_files(v) for v in node.values()), set())
+    if isinstance(node, list):
+        return set().union(*(_tls_files(v) for v in node), set())
+    return set(re.findall(r"/tls/([\w.-]+\.(?:crt|key))", str(node)))
+
+
+def test_each_compose_role_is_what_the_deployment_guide_says() -> None:
+    """docs/deploy.md's table of roles is the compose file's: each profile has the
+    services it lists and no other, publishes those ports, reads those variables from
+    .env and those files from deploy/tls; and a role waits for no service of another
+    role, which runs on another machine."""
+    roles = documented_roles()
+    raw = yaml.safe_load(COMPOSE.read_text())["services"]  # before interpolation
+    profiles: dict[str, set[str]] = {}
+    for name, service in raw.items():
+        for profile in service.get("profiles") or []:
+            profiles.setdefault(profile, set()).add(name)
+    assert set(profiles) - STACK_PROFILES == set(roles)
+    env = {**FILLED, "REDIS_PASSWORD": "redis-pw", "ARENA_DATA_HOST": "db.example"}
+    services = load(env)["services"]
+    for profile, role in roles.items():
+        assert profiles[profile] == role["services"], profile
+        published: set[str] = set()
+        variables: set[str] = set()
+        tls: set[str] = set()
+        for name in role["services"]:
+            assert raw[name]["profiles"] == [profile], name
+            # A role starts on its machine alone: what it waits for is of its own profile.
+            assert set(raw[name].get("depends_on") or {}) <= role["services"], name
+            for port in services[name].get("ports") or []:
+                bind, outside, inside = str(port).split(":")
+                assert bind == "127.0.0.1" and outside == inside, (name, port)
+                published.add(outside)
+            variables |= _variables(raw[name]) - {"ARENA_BIND"}
+            tls |= _tls_files(raw[name])
+            if tls:
+                assert "./deploy/tls:/tls:ro" in services[name]["volumes"], name
+        assert published == role["publishes"], profile
+        assert variables == role["env"], profile
+        assert tls == role["tls"], profile
+        # Every variable it reads is explained in the example .env.
+        example = ENV_EXAMPLE.read_text()
+        assert {v for v in variables if v not in example} == set(), profile
+
+
+def test_the_web_role_serves_the_store_live_matches_and_hosted_pages_over_tls() -> None:
+    services = load({**FILLED, "REDIS_PASSWORD": "redis-pw"})["services"]
+    web = services["host-web"]
+    command = " ".join(web["command"])
+    assert 'exec arena web --db "$ARENA_DB_URL" --host 0.0.0.0 --port 8000' in command
+    environment = web["environment"]
+    # --routing and the gateway's TLS come from the environment (arena web's defaults).
+    assert environment["ARENA_ROUTING_URL"].startswith("rediss://")
+    assert environment["ARENA_GATEWAY"] == "gw1:50051"
+    assert environment["ARENA_TLS_CA"] == "/tls/ca.crt"
+    assert "8000/healthz" in " ".join(web["healthcheck"]["test"])
+    named = load({**FILLED, "REDIS_PASSWORD": "x", "ARENA_GATEWAY": "gw2:50051"})["services"]
+    assert named["host-web"]["environment"]["ARENA_GATEWAY"] == "gw2:50051"
