@@ -3,8 +3,11 @@
 * ``data``: Redis (broker and routing, password-protected) and PostgreSQL (the results
   store and the gateways' bot registry), each an instance of the host's own;
 * ``gw1``, ``gw2``...: ``arena serve``, sharing the registry and Redis;
-* ``w1``, ``w2``...: ``arena worker``, one Celery worker per host;
-* ``bots``: remote bots, ``thousand-bot run`` given every gateway's address;
+* ``w1``, ``w2``...: ``arena worker``, one Celery worker per host, which plays hosted bots
+  in sandboxes of its own, their versions fetched from the results store by hash;
+* ``bots``: remote bots, ``thousand-bot run`` given every gateway's address, and the
+  authors of hosted bots, who submit them through a gateway (``arena bot submit``), which
+  checks each new version in a sandbox on its own host;
 * ``ctl``: the organiser's machine, where ``arena`` commands and the tournament
   scheduler run and the spec files live.
 
@@ -38,6 +41,9 @@ PG_PORT = 5432
 GATEWAY_PORT = 50051
 GATEWAY_METRICS_PORT = 9101
 WORKER_METRICS_PORT = 9102
+#: The schema of the results store: tournaments' results, and the hosted bots that the
+#: gateways keep there and the workers fetch.
+STORE_SCHEMA = "arena"
 GREEDY = "arena.server.builtin_remote:Greedy"
 CAUTIOUS = "arena.server.builtin_remote:Cautious"
 
@@ -219,7 +225,8 @@ class Deployment:
         argv = ["arena", "serve", "--host", "0.0.0.0", "--port", str(GATEWAY_PORT),
                 "--metrics-port", str(GATEWAY_METRICS_PORT), "--metrics-addr", "0.0.0.0",
                 "--db", self.db_url("arena_bots"), "--routing", self.routing_url,
-                "--results", "results.jsonl", "--grace", "10",
+                "--store", self.db_url(STORE_SCHEMA), "--results", "results.jsonl",
+                "--grace", "10",
                 "--log-level", os.environ.get("ARENA_RIG_GATEWAY_LOG", "INFO")]
         if self.tls:
             argv += ["--tls-cert", "tls/server.crt", "--tls-key", "tls/server.key"]
@@ -269,6 +276,25 @@ class Deployment:
             out = self.arena("bot", "--gateway", gateway, *self._tls_client_args(),
                              "--wait", "30", "register", name)
             self.bot_tokens[name] = out.strip().splitlines()[-1].strip()
+
+    def submit_hosted(self, name: str, files: Mapping[str, str]) -> Path:
+        """A hosted bot's folder written on the bots host and submitted from there by its
+        author through the first gateway, which checks it in a sandbox on its own host;
+        the folder (on this machine). The bot is registered first if it is not yet."""
+        folder = f"hosted/{name}"
+        for relative, text in files.items():
+            self.bots_host.put(f"{folder}/{relative}", text)
+        if name not in self.bot_tokens:
+            self.register_bots([name])
+        gateway = f"{self.gateways[0].name}:{GATEWAY_PORT}"
+        out = self.bots_host.run(
+            ["arena", "bot", "submit", name, folder, "--gateway", gateway,
+             *self._tls_client_args()],
+            env={"THOUSAND_BOT_TOKEN": self.bot_tokens[name]}, timeout=300, check=False)
+        said = out.stdout + out.stderr
+        if out.returncode != 0 or "passed its check" not in said:
+            raise RigError(f"hosted bot {name} was not accepted ({out.returncode}):\n{said}")
+        return self.bots_host.home / folder
 
     def start_bot(self, name: str, ref: str) -> Proc:
         argv = ["thousand-bot", "run", ref, "--gateway", self.gateway_addresses,

@@ -1,7 +1,10 @@
 """The arena on several simulated hosts: a data host (Redis, PostgreSQL), two gateway hosts,
-two worker hosts, a host of remote SDK bots and the organiser's host, each a network
-namespace with files of its own, joined by links with delay, and TLS on every connection
-between them (gRPC, Redis, PostgreSQL), with certificates from a CA made for the run.
+two worker hosts, a host of remote SDK bots and of a hosted bot's author, and the
+organiser's host, each a network namespace with files of its own, joined by links with
+delay, and TLS on every connection between them (gRPC, Redis, PostgreSQL), with
+certificates from a CA made for the run. The hosted bot is submitted through a gateway,
+which checks it in a sandbox on its host; the worker hosts fetch it by its hash from the
+results store into caches of their own and play it in their sandboxes.
 
 One deployment serves the module (it takes a quarter of a minute to start); the tests run
 in order, the faults last.
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import time
 from collections.abc import Iterator
@@ -18,12 +22,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hosts_support import REMOTE, fingerprint, one_machine, spec_data, wait_until
+from hosts_support import (
+    HOSTED,
+    REMOTE,
+    fingerprint,
+    hosted_files,
+    one_machine,
+    spec_data,
+    wait_until,
+)
 
 import arena as arena_pkg
 from arena.engine import replay as rp
-from arena.rigs.cluster import Deployment
-from arena.rigs.hosts import Rig
+from arena.hosted.bundle import pack
+from arena.hosted.cache import cache_root
+from arena.hosted.store import HostedStore
+from arena.rigs.cluster import STORE_SCHEMA, Deployment
+from arena.rigs.hosts import Host, Rig
 from arena.tournament.routing import lease_key
 
 DELAY_MS = 2.0
@@ -42,6 +57,12 @@ def arena() -> Iterator[Deployment]:
                 for proc in host.procs:
                     print(f"--- {host.name}: {proc.name}\n{proc.tail(40)}")
             raise
+
+
+@pytest.fixture(scope="module")
+def hosted(arena: Deployment) -> Path:
+    """The hosted bot, submitted by its author from the bots host (its folder there)."""
+    return arena.submit_hosted(HOSTED, hosted_files(secrets.token_hex(8)))
 
 
 def test_every_host_sees_its_own_files_and_the_installed_arena_only(
@@ -64,6 +85,7 @@ def test_every_host_sees_its_own_files_and_the_installed_arena_only(
         "root": "sorted(os.listdir('/root'))",
         "run": "sorted(os.listdir('/run'))",
         "pg_data": "sorted(os.listdir('/var/lib/postgresql'))",
+        "var_cache": "sorted(os.listdir('/var/cache'))",
         "test_file": f"os.path.exists({str(mine)!r})",
         "ctl_spec": f"os.path.exists({str(spec_on_ctl)!r})",
         "other_host": f"os.path.exists({str(d.workers[1].home)!r})",
@@ -82,7 +104,7 @@ def test_every_host_sees_its_own_files_and_the_installed_arena_only(
     assert seen["tmp"] == [d.rig.root.name] and seen["rig"] == ["hosts"]
     assert seen["hosts"] == ["w1"]
     assert seen["root"] == [".pyenv"] or not seen["root"]  # only a Python installed there
-    assert seen["run"] == [] and seen["pg_data"] == []
+    assert seen["run"] == [] and seen["pg_data"] == [] and seen["var_cache"] == []
     assert not any(seen[k] for k in ("test_file", "ctl_spec", "other_host", "tests",
                                      "examples", "arena_writable"))
     assert seen["arena"] and seen["home_writable"] and seen["etc_hosts"]
@@ -97,6 +119,54 @@ def test_every_host_sees_its_own_files_and_the_installed_arena_only(
                 assert sorted(os.listdir(f"/proc/{pid}/root/tmp")) == [d.rig.root.name]
                 hosts = os.listdir(f"/proc/{pid}/root{d.rig.root / 'hosts'}")
                 assert hosts == [host.name], (host.name, hosts)
+
+
+def test_worker_hosts_run_sandboxes_with_every_isolation_in_force(arena: Deployment) -> None:
+    """A worker host (its own namespaces, files and /run) still has what hosted bots need:
+    bubblewrap, a cgroup mechanism, a uid per seat and the seccomp filter; ``arena doctor``
+    there starts a sandbox to prove it."""
+    for host in arena.workers:
+        out = host.run(["arena", "doctor"], check=False, timeout=120)
+        said = out.stdout + out.stderr
+        assert out.returncode == 0 and "hosted bots: can run on this host" in said, said
+        assert "uid per seat  yes" in said and "seccomp       on" in said, said
+        assert "state         /run/arena-sandbox" in said, said
+
+
+def _seat_runs(d: Deployment, match_ids: list[str]) -> dict[tuple[str, int], Any]:
+    from arena.tournament.store import ResultStore
+
+    with ResultStore(d.operator_db_url(STORE_SCHEMA), create=False, retry_s=0) as store:
+        return HostedStore(store).runs_of_matches(match_ids)
+
+
+def _descendants(roots: list[int]) -> set[int]:
+    """The processes ``roots`` started, theirs, and so on, wherever their namespaces are."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo += children.get(pid, [])
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 def _descends(pid: int, ancestor: int) -> bool:
@@ -158,24 +228,27 @@ def _play(d: Deployment, name: str, **shape: Any) -> list[Any]:
             [run.tail(10)] + [f"--- {w.name}\n{d.worker_procs[w.name].tail(150)}"
                               for w in d.workers if w.name in d.worker_procs])) from None
     assert run.popen.returncode == 0, run.tail(40)
-    return d.results(name.replace("-", "_"), name)
+    return d.results(STORE_SCHEMA, name)
 
 
 @pytest.mark.timeout(900)
 def test_a_tournament_survives_a_lost_worker_host_a_cut_off_gateway_and_redis(
-    arena: Deployment, tmp_path: Path
+    arena: Deployment, hosted: Path, tmp_path: Path
 ) -> None:
-    """Mid-tournament, worker host w1 loses power (every process on it killed), gateway
-    host gw1 is cut off the network for 30 s and comes back, then the data host's Redis
-    is restarted (empty: no persistence). The tournament finishes by itself; every match is
-    stored once, no seat is ever struck, and every result and move equals a one-machine
-    run of the same spec."""
+    """Two remote bots and a hosted one. Mid-tournament, worker host w1 loses power (every
+    process on it killed, the sandboxes of its hosted seats with them), gateway host gw1
+    is cut off the network for 30 s and comes back, then the data host's Redis is
+    restarted (empty: no persistence). The tournament finishes by itself; every match is
+    stored once, no seat is ever struck, every hosted seat ran to its end, and every result
+    and move equals a one-machine run of the same spec with the same hosted version. Each
+    worker host fetched that version into a cache of its own: the machine's cache, and the
+    other hosts', never saw it."""
     d = arena
     shape = {"sets": 6, "max_deals": 4,
              "time_control": {"decision_ms": 5000, "bank_ms": 10000, "strike_limit": 3}}
     name = "faults"
-    schema = name
-    spec = spec_data(name, d, **shape)
+    schema = STORE_SCHEMA
+    spec = spec_data(name, d, hosted=True, **shape)
     run = d.start_tournament(spec)
     planned = 6 * 6
 
@@ -185,8 +258,12 @@ def test_a_tournament_survives_a_lost_worker_host_a_cut_off_gateway_and_redis(
         return d.count(schema, name) >= n
 
     wait_until(lambda: stored(4), 240, "4 results")
-    killed = d.workers[0].kill()
-    assert killed >= 2 and not d.workers[0].pids()  # the worker's master and pool child
+    w1 = d.workers[0]
+    doomed = _descendants(w1.pids())  # with any sandbox, whose processes are in no netns of w1
+    killed = w1.kill()
+    assert killed >= 2 and not w1.pids()  # the worker's master and pool child
+    wait_until(lambda: not [p for p in doomed if _running(p)], 10,
+               "every process the worker host started to end")
 
     wait_until(lambda: stored(10), 240, "10 results")
     gw1 = d.gateways[0]
@@ -218,7 +295,22 @@ def test_a_tournament_survives_a_lost_worker_host_a_cut_off_gateway_and_redis(
     faults = sum(s.get("platform_faults", 0) for r in rows for s in r.seat_stats)
     workers = {r.worker.split(":")[0].split("@")[-1] for r in rows}
     print(f"platform faults asked again: {faults}; played on {sorted(workers)}")
-    assert fingerprint(rows) == fingerprint(one_machine(tmp_path, name, **shape))
+    # Every hosted seat ran to its end (a seat of a match w1 lost is not kept: the
+    # match was played again), once per match.
+    version = pack(hosted).sha256
+    runs = d.rig.call(lambda: _seat_runs(d, [r.match_id for r in rows]))
+    assert sorted(runs) == sorted((r.match_id, r.players.index(f"{HOSTED}@{version[:12]}"))
+                                  for r in rows)
+    assert {(run.status, run.version) for run in runs.values()} == {("ok", version)}
+    # Fetched into a cache of their own by the worker hosts that played it (and by the
+    # gateway that checked it), nowhere else: not on the machine the rig runs on.
+    def fetched(host: Host) -> bool:
+        return (host.file("/var/cache/arena/bots") / version).is_dir()
+
+    assert workers <= {h.name for h in d.workers if fetched(h)}, workers
+    assert [h.name for h in (d.data, d.ctl, d.bots_host) if fetched(h)] == []
+    assert not (cache_root() / version).exists()
+    assert fingerprint(rows) == fingerprint(one_machine(tmp_path, name, hosted, **shape))
     # After all that, the bots are served again, each by one gateway.
     leases = d.redis(lambda c: [c.get(lease_key(n)) for n in REMOTE])
     assert all(leases), leases
