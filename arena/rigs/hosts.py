@@ -17,6 +17,12 @@ A :class:`Rig` is a small data centre:
   loses power), cut off (its link down: connections hang, as in a partition) and healed;
   the delay changes while connections stay up.
 
+What the hosts do share, being one machine: the kernel, so one process-id space and one
+cgroup tree. A hosted bot's sandbox on a worker host works as on a machine of its own
+(bubblewrap, the seat's cgroup, its uid); the seat cgroups of all hosts sit side by side,
+each named by its worker's process id, which no other host's worker has, and two hosts may
+give the same seat uid to two sandboxes at once, as two machines would.
+
 Everything a rig starts it stops, and it removes its namespaces, also when its owner
 fails. Rigs of processes that died without cleaning up are removed by the next rig.
 The ``netem`` qdisc is used for the delay where the kernel has it (``delay="netem"`` or
