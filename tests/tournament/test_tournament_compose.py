@@ -218,7 +218,7 @@ def test_each_role_of_a_multi_host_deployment_has_its_profile_and_tls() -> None:
     postgres = " ".join(services["data-postgres"]["entrypoint"])
     assert "ssl=on" in postgres and "hostssl all all all scram-sha-256" in postgres
     # A role started without the Redis password says so and stops, rather than run open.
-    for name in ("data-redis", "host-gateway", "host-worker"):
+    for name in ("data-redis", "host-gateway", "host-worker", "host-web"):
         command = " ".join(services[name]["command"])
         assert 'test -n "$REDIS_PASSWORD" || { echo "set REDIS_PASSWORD in .env"' in command
     example = example_env()
