@@ -10,18 +10,25 @@
 * ``binary``: any Linux executable with its files, no runtime of ours.
 
 ``RUNTIMES`` is ``$ARENA_RUNTIMES``, else ``arena-runtimes`` inside this Python
-environment. ``arena runtimes install`` builds them (``scripts/setup.sh`` does it).
+environment, unless the seats' uids could not reach it there (an environment inside a
+private directory such as ``/root`` or a ``mktemp -d`` folder, with a uid per seat):
+then ``/var/lib/arena/runtimes/STAMP``, named by what the runtimes are built from, so
+that environments built from the same sources share one copy and never overwrite
+another's. ``arena runtimes install`` builds them (``scripts/setup.sh`` does it).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +44,10 @@ SEAT_SOCKET = "/run/seat/seat.sock"
 #: the arena ever enters a sandbox.
 PLACEHOLDER_TOKEN = "hosted-seat"
 RUNTIME_NAMES = ("python", "node", "binary")
+#: Where the runtimes go when the Python environment is out of the seats' reach.
+SYSTEM_RUNTIMES = Path("/var/lib/arena/runtimes")
+#: Runtimes there that no install has asked for in this long are removed by the next one.
+UNUSED_DAYS = 30
 HOST_PYTHON = "/usr/bin/python3"
 HOST_NODE = "/usr/bin/node"
 
@@ -51,7 +62,35 @@ def runtimes_root() -> Path:
     named = os.environ.get(RUNTIMES_ENV)
     if named:
         return Path(named)
-    return Path(sys.prefix) / "arena-runtimes"
+    inside = Path(sys.prefix) / "arena-runtimes"
+    # Seats run as uids of their own only when the arena runs as root (arena.sandbox.host).
+    if os.geteuid() != 0 or _others_reach(Path(sys.prefix)):
+        return inside
+    return SYSTEM_RUNTIMES / _stamp()[:16]
+
+
+def _others_reach(path: Path) -> bool:
+    """Whether a uid of no group of ours may pass through every folder down to ``path``
+    (bubblewrap, run as the seat's uid, opens what it binds by its path)."""
+    for part in [*reversed(path.resolve().parents), path.resolve()]:
+        try:
+            if not os.stat(part).st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _prune(root: Path) -> None:
+    """Remove the shared runtimes that no install has asked for in ``UNUSED_DAYS`` days
+    (each install, even one that finds nothing stale, marks its own as asked for)."""
+    if root.parent != SYSTEM_RUNTIMES:
+        return
+    os.utime(root)
+    cutoff = time.time() - UNUSED_DAYS * 86400
+    for other in SYSTEM_RUNTIMES.iterdir():
+        if other != root and other.is_dir() and other.stat().st_mtime < cutoff:
+            shutil.rmtree(other, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -195,6 +234,7 @@ def _publish(tmp: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+@functools.cache
 def _stamp() -> str:
     """A digest of what the runtimes are built from (the SDK, the Node packages, the
     protocol), so ``install --if-stale`` skips an install that would change nothing."""
@@ -259,10 +299,13 @@ def runtimes_main(argv: Sequence[str] | None = None) -> int:
     stamp = _stamp()
     if args.if_stale and not args.names and stamp_file.is_file() \
             and stamp_file.read_text() == stamp:
+        _prune(root)
         return exitcodes.OK
     try:
         root.mkdir(parents=True, exist_ok=True)
-        os.chmod(root, 0o755)
+        for folder in (root, *(p for p in root.parents if p.is_relative_to(SYSTEM_RUNTIMES))):
+            os.chmod(folder, 0o755)
+        _prune(root)
         for name in args.names or ["python", "node"]:
             path = install_python(root) if name == "python" else install_node(root)
             print(f"{name:<8} installed in {path}")
