@@ -241,11 +241,12 @@ def _stamp() -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    parts = [REPO / "sdk" / "python", REPO / "proto"]
+    # The sources only: installing the SDK leaves build/ and *.egg-info beside them.
+    parts = [REPO / "sdk" / "python" / "thousand_bot", REPO / "proto"]
     files = sorted(p for base in parts if base.is_dir() for p in base.rglob("*")
                    if p.is_file() and "__pycache__" not in p.parts)
     lock = REPO / "sdk" / "javascript" / "package-lock.json"
-    for path in [*files, lock]:
+    for path in [*files, REPO / "sdk" / "python" / "pyproject.toml", lock]:
         if path.is_file():
             digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
     digest.update(sys.version.encode())

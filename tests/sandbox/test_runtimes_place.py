@@ -42,3 +42,11 @@ def test_an_environment_out_of_the_seats_reach_keeps_its_runtimes_where_they_rea
         os.chmod(open_dir, 0o755)
         root = _root_seen_from(Path(open_dir) / "venv")
         assert root == Path(open_dir) / "venv" / "arena-runtimes"
+
+
+def test_the_runtimes_this_environment_looks_for_are_the_ones_setup_installed() -> None:
+    """scripts/setup.sh installs them; what the gateway and workers look for later (after
+    installing the SDK left its build folders beside its sources) is the same place."""
+    listed = subprocess.run([sys.executable, "-m", "arena.cli", "runtimes", "list"],
+                            check=True, capture_output=True, text=True).stdout
+    assert "MISSING" not in listed, listed
