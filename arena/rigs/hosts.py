@@ -78,6 +78,30 @@ def installed_paths() -> list[str]:
             if not any(p.startswith(q.rstrip("/") + "/") for q in ordered[:i])]
 
 
+#: Top-level directories a fresh machine has from its system: never hidden.
+_SYSTEM_TOPS = frozenset({
+    "/", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/var",
+    "/proc", "/sys", "/dev", "/boot", "/media", "/mnt",
+})
+
+
+def hidden_places(installed: Iterable[str]) -> list[str]:
+    """The usual private places, and also the top-level directory holding the checkout,
+    the virtual environment or the working directory when it is not one of the system's
+    (a checkout in ``/check/...`` or ``/build/...`` is hidden as one in ``/work`` is;
+    what the hosts need of it comes back read-only)."""
+    import arena
+
+    places = list(HIDE)
+    candidates = [*installed, str(Path(arena.__file__).resolve().parents[1]), os.getcwd()]
+    for path in candidates:
+        parts = Path(os.path.realpath(path)).parts
+        top = "/" + parts[1] if len(parts) > 1 else "/"
+        if top not in _SYSTEM_TOPS and top not in places:
+            places.append(top)
+    return places
+
+
 def netem_available() -> bool:
     """Whether this kernel can delay packets itself (the ``netem`` qdisc)."""
     name = f"arena-netem-probe-{os.getpid()}"
@@ -334,6 +358,7 @@ class Rig:
         self._net_ready = False
         self._ops: cf.ThreadPoolExecutor | None = None
         self.installed = installed_paths()
+        self.hidden = hidden_places(self.installed)
         self.closed = False
         try:
             self._make_network()
@@ -412,7 +437,7 @@ class Rig:
             "hostname": host.name,
             "home": str(host.home),
             "private": True,
-            "hide": list(HIDE),
+            "hide": self.hidden,
             "backing": backing,
             "read_only": self.installed,
             "files": {"/etc/hosts": str(self.root / "etc" / "hosts")},
