@@ -51,6 +51,7 @@ from typing import Any, TypeVar
 from arena.rigs import linux
 from arena.rigs.enter import HIDE, STICKY
 from arena.rigs.linux import RigError
+from arena.sandbox.runtimes import runtimes_root
 
 T = TypeVar("T")
 
@@ -257,6 +258,9 @@ class Host:
             "LANG": "C.UTF-8",
             "PYTHONUNBUFFERED": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
+            # Where setup installed the hosted runtimes on this machine: a host sees the
+            # environment but not the sources their place is named by.
+            "ARENA_RUNTIMES": str(self.rig.runtimes),
         }
         env.update(extra or {})
         return env
@@ -359,6 +363,7 @@ class Rig:
         self._ops: cf.ThreadPoolExecutor | None = None
         self.installed = installed_paths()
         self.hidden = hidden_places(self.installed)
+        self.runtimes = runtimes_root()
         self.closed = False
         try:
             self._make_network()
