@@ -308,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _completion(args: argparse.Namespace) -> int:
     from .completion import completion_script
 
-    print(completion_script(args.shell), end="")
+    print(completion_script(args.shell, build_parser(), _EXTERNAL, _EXTERNAL_BENCH), end="")
     return 0
 
 

@@ -22,11 +22,11 @@ from typing import Any
 
 from arena import exitcodes
 from arena.engine import commitment as cm
+from arena.tournament.broker import check_broker_url, settings
 from arena.tournament.executors import (
     ExecutorConfigError,
     ExecutorError,
     ServiceUnavailable,
-    check_broker_url,
     routing_url_from_env,
 )
 from arena.tournament.formats import make_format
@@ -98,8 +98,6 @@ def preflight(
             elif executor == "local":
                 problems.append("db: the local pool cannot share an in-memory database")
     if executor == "celery":
-        from workers.app import settings
-
         url = broker if isinstance(broker, str) else settings()["broker_url"]
         why = check_broker_url(url)
         if why:

@@ -26,11 +26,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import tenacity
 
 from arena.match.types import JSON, MatchResult
+from arena.tournament.broker import check_broker_url, make_app, settings
 from arena.tournament.model import ResultRecord, ScheduledMatch
 from arena.tournament.store import (
     ResultStore,
@@ -454,31 +454,6 @@ def _env_seconds(name: str, default: float) -> float:
     return value
 
 
-#: Broker URL schemes Celery can use here (kombu transports that need no extra package).
-BROKER_SCHEMES = ("redis", "rediss", "amqp", "amqps", "pyamqp")
-
-
-def check_broker_url(url: str) -> str | None:
-    """Why ``url`` cannot be a broker URL, or None when it looks usable."""
-    try:
-        parts = urlsplit(url)
-    except ValueError as exc:
-        return f"bad broker URL {url!r}: {exc}"
-    if "://" not in url or not parts.scheme:
-        return f"bad broker URL {url!r}: write redis://HOST:6379/0"
-    if parts.scheme not in BROKER_SCHEMES:
-        return (
-            f"unsupported broker URL scheme '{parts.scheme}' in {redact_url(url)}: "
-            "use redis://HOST:6379/0 (or amqp://HOST:5672//)"
-        )
-    if parts.scheme.startswith("redis"):
-        try:
-            parts.port  # noqa: B018  # raises on a port that is not a number
-        except ValueError:
-            return f"bad port in broker URL {redact_url(url)}"
-    return None
-
-
 def _broker_errors() -> tuple[type[BaseException], ...]:
     import kombu.exceptions
 
@@ -543,8 +518,6 @@ class CeleryExecutor(Executor):
         task_s: float = 0.2,
         max_chunk: int = 64,
     ) -> None:
-        from workers.app import make_app, settings
-
         url = settings(broker)["broker_url"]
         why = check_broker_url(url)
         if why:
