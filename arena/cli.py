@@ -326,7 +326,7 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "run, check, plan or inspect a tournament from a spec file"),
     ("leaderboard", "arena.tournament.leaderboard", "leaderboard_main",
      "ratings with confidence intervals and per-bot statistics (text, JSON, CSV)"),
-    ("report", "arena.tournament.report", "report_main",
+    ("report", "arena.web.report", "report_main",
      "an HTML report with a rating plot"),
     ("watch", "arena.observability.watch", "main", "follow a match live from the gateway"),
     ("web", "arena.web.cli", "web_main",

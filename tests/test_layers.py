@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     )),
     ("tournament", ("arena.tournament",)),
     ("workers", ("workers",)),
-    ("web", ("arena.web", "arena.tournament.report")),
+    ("web", ("arena.web",)),
     ("commands", (
         "arena.cli", "arena.completion", "arena.demo", "arena.rigs",
         "arena.referee.cli", "arena.referee.compare", "arena.referee.bots_cli",

@@ -36,6 +36,7 @@ from arena.tournament.store import (
     ResultStore,
     StoreError,
     parse_db_url,
+    patiently,
     redact_url,
     shared_store,
 )
@@ -631,13 +632,8 @@ class CeleryExecutor(Executor):
                 f"({_first_line(exc) if exc else 'unreachable'}; {left:.0f}s more)"
             )
 
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(errors),
-            wait=tenacity.wait_exponential(multiplier=0.2, max=5.0) + tenacity.wait_random(0, 0.2),
-            stop=tenacity.stop_after_delay(self.broker_retry_s),
-            before_sleep=before_sleep,
-            reraise=True,
-        )
+        retrying = patiently(tenacity.retry_if_exception_type(errors), self.broker_retry_s,
+                             before_sleep)
         try:
             return retrying(fn)
         except errors as exc:
