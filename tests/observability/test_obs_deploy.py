@@ -360,6 +360,29 @@ def _datasource_uids(node: Any) -> list[str]:
     return uids
 
 
+def _queries(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["expr"]] if isinstance(node.get("expr"), str) else []
+        return own + [q for v in node.values() for q in _queries(v)]
+    if isinstance(node, list):
+        return [q for v in node for q in _queries(v)]
+    return []
+
+
+def test_no_panel_divides_by_a_count_that_may_be_zero() -> None:
+    """A league with no planned total (an open league, or before its first round) has
+    ``arena_tournament_matches`` 0: a done/planned panel must show nothing, not +Inf."""
+    divisions = 0
+    for name, board in dashboards().items():
+        for expr in _queries(board):
+            for denominator in re.findall(r"/\s*(\(.*)", expr):
+                if "arena_tournament_matches{" in denominator:
+                    divisions += 1
+                    assert re.match(r"\(max by \(tournament\) \(arena_tournament_matches"
+                                    r"\{[^}]*\}\) > 0\)", denominator), (name, expr)
+    assert divisions >= 1
+
+
 def test_expected_dashboards_exist() -> None:
     uids = {d["uid"] for d in dashboards().values()}
     assert uids == {"arena-overview", "arena-bots", "arena-tournaments", "arena-workers"}

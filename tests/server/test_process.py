@@ -110,6 +110,18 @@ def test_generated_organiser_token_is_printed_once(tmp_path: Path) -> None:
         s.kill()
 
 
+def test_the_readme_says_what_the_gateway_warns_of_at_start() -> None:
+    """A bot author reads the README before the gateway's first lines: both say that a
+    restart makes a new organiser token (and how to keep one) and that tournaments need
+    ``--routing``."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    said = " ".join(readme.split("Two things to know before the first tournament", 1)[1]
+                    .split("\n\n", 1)[0].split())
+    assert "makes up a new organiser token each time it starts" in said
+    assert "ARENA_ORGANISER_TOKEN" in said and "--organiser-token" in said
+    assert "must be started with `--routing" in said
+
+
 def test_organiser_token_from_the_environment(tmp_path: Path) -> None:
     s = Server(tmp_path, env=dict(os.environ, ARENA_ORGANISER_TOKEN=ORGANISER))
     try:

@@ -5,6 +5,7 @@ and serves a planned total for the dashboards."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -76,6 +77,11 @@ def test_a_league_of_fixed_rounds_counts_towards_them_and_marks_each_round(
         text = "".join(lines)
         # 4 bots, 3 seats: one table a round, one bot sitting out; 6 games a duplicate set.
         assert "league [" in text and "0/12 games" in text, text
+        # Every line with a total has a rate and an ETA (``--`` before the first game).
+        bars = [ln for ln in lines if ln.startswith("league [")]
+        assert bars and all(
+            re.fullmatch(r"league \[[#.]{24}\] \d+/12 games \(\d+%\)  [\d.]+ games/s  "
+                         r"ETA (--|\S+)(  - .*)?", ln.rstrip("\n")) for ln in bars), bars
         assert "league: round 1 of 2: 1 table(s), 6 matches" in text
         assert "league: round 2 of 2: 1 table(s), 6 matches" in text
         assert "league: finished; played 12 matches" in text
