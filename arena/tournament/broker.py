@@ -24,7 +24,7 @@ import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from arena.tournament.store import redact_url
+from arena.tournament.store import env_seconds, redact_url
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -32,19 +32,6 @@ if TYPE_CHECKING:
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
 DEFAULT_QUEUE = "arena"
 DEFAULT_VISIBILITY_TIMEOUT = 1800.0
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {raw!r}")
-    return value
 
 
 def settings(
@@ -58,7 +45,7 @@ def settings(
     broker_url = broker or os.environ.get("ARENA_BROKER_URL") or DEFAULT_BROKER
     backend_url = backend or os.environ.get("ARENA_RESULT_BACKEND") or None
     default_queue = queue or os.environ.get("ARENA_QUEUE") or DEFAULT_QUEUE
-    vt = visibility_timeout or _env_float("ARENA_VISIBILITY_TIMEOUT", DEFAULT_VISIBILITY_TIMEOUT)
+    vt = visibility_timeout or env_seconds("ARENA_VISIBILITY_TIMEOUT", DEFAULT_VISIBILITY_TIMEOUT)
     # Sweep for abandoned messages often enough that recovery is bounded by the timeout.
     restore_every = max(1, min(10, int(vt // 4)))
     return {

@@ -35,6 +35,7 @@ from arena.tournament.model import ResultRecord, ScheduledMatch
 from arena.tournament.store import (
     ResultStore,
     StoreError,
+    env_seconds,
     parse_db_url,
     patiently,
     redact_url,
@@ -443,16 +444,10 @@ DEFAULT_BROKER_RETRY_S = 300.0
 
 
 def _env_seconds(name: str, default: float) -> float:
-    raw = os.environ.get(name, "")
-    if not raw:
-        return default
     try:
-        value = float(raw)
-    except ValueError:
-        raise ExecutorConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if not value > 0:
-        raise ExecutorConfigError(f"{name} must be a positive number of seconds, got {raw!r}")
-    return value
+        return env_seconds(name, default)
+    except ValueError as exc:
+        raise ExecutorConfigError(str(exc)) from None
 
 
 def _broker_errors() -> tuple[type[BaseException], ...]:

@@ -203,18 +203,29 @@ def patiently(
     )
 
 
-def retry_window_s() -> float:
-    """Seconds a lost store is retried: ``ARENA_DB_RETRY_S``, default 120."""
-    raw = os.environ.get(RETRY_ENV, "")
+def env_seconds(name: str, default: float, *, zero: bool = False) -> float:
+    """Seconds from the environment variable ``name``, ``default`` when it is unset or
+    empty; ValueError naming it when it is not a number of seconds above zero (with
+    ``zero``, of zero or more)."""
+    raw = os.environ.get(name, "")
     if not raw:
-        return DEFAULT_RETRY_S
+        return default
     try:
         value = float(raw)
     except ValueError:
-        raise StoreError(f"{RETRY_ENV} must be a number of seconds, got {raw!r}") from None
-    if value < 0 or value != value:
-        raise StoreError(f"{RETRY_ENV} must be zero or more seconds, got {raw!r}")
+        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not (value >= 0 if zero else value > 0):  # NaN is neither
+        least = "zero or more" if zero else "a positive number of"
+        raise ValueError(f"{name} must be {least} seconds, got {raw!r}")
     return value
+
+
+def retry_window_s() -> float:
+    """Seconds a lost store is retried: ``ARENA_DB_RETRY_S``, default 120."""
+    try:
+        return env_seconds(RETRY_ENV, DEFAULT_RETRY_S, zero=True)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
 
 
 def redact_url(url: str) -> str:
