@@ -31,7 +31,7 @@ PACKAGES = ("arena", "workers")
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("arena", "arena.compiled", "arena.exitcodes")),
     ("engine", ("arena.engine",)),
-    ("match", ("arena.match", "arena.stdio.command")),
+    ("match", ("arena.match",)),
     ("bots", ("arena.bots",)),
     ("ratings", ("arena.ratings",)),
     ("records", ("arena.tournament.spec", "arena.tournament.model", "arena.tournament.store")),
