@@ -535,7 +535,10 @@ class Sandbox:
                 out.sandbox_error = text.splitlines()[-1] if text else (
                     f"the sandbox ended with code {self.proc.returncode} before the bot started"
                 )
-                if stopped:
+                # Stopped by us only if our kill ended it: a sandbox that failed on its own
+                # may close its ready pipe before its exit is seen, and its error is the
+                # one to tell.
+                if stopped and self.proc.returncode == -signal.SIGKILL:
                     out.sandbox_error = "stopped before the bot was started"
             return out
         code = self.proc.returncode if self.proc is not None else None

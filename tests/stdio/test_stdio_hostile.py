@@ -45,7 +45,7 @@ CASES = [
     Case("padded", "forfeit", "ok", {"malformed": 3}),
     Case("stall", "forfeit", "timeout", {"timeouts": 3}, ("3 decision(s) not answered",)),
     Case("late", "completed", "timeout", {"timeouts": 1}, ("1 decision(s) not answered",),
-         TimeControl(decision_ms=1000, bank_ms=0, strike_limit=5)),
+         TimeControl(decision_ms=2000, bank_ms=0, strike_limit=5)),
     Case("die", "forfeit", "crashed", {"timeouts": 3},
          ("exited with code 3 during the match", "its last words: dying now")),
     Case("killed", "forfeit", "crashed", {"timeouts": 3}, ("killed by signal 9 (SIGKILL)",)),

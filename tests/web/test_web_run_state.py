@@ -36,7 +36,7 @@ def test_a_stopped_run_is_stopped_and_a_finished_one_finished(tmp_path: Path) ->
 
         class Slow:
             def decide(self, observation, legal):
-                time.sleep(0.01)
+                time.sleep(0.05)  # the run lasts past the web's start on a busy host
                 return legal[0]
     """))
     db = f"sqlite:///{tmp_path / 'results.sqlite3'}"
@@ -59,8 +59,12 @@ def test_a_stopped_run_is_stopped_and_a_finished_one_finished(tmp_path: Path) ->
             assert done["finished"] and done["planned"] == 6 and done["done"] == 6, done
             assert done["scheduler"]["state"] == "finished"
 
-            first = wait_until(lambda: (p := progress(web.url, "slow"))["running"] and
-                               p["done"] > 0 and p, "the run to be running with a result")
+            def running() -> Any:
+                assert run.poll() is None, "the run ended before the web saw it running"
+                p = progress(web.url, "slow")
+                return p["running"] and p["done"] > 0 and p
+
+            first = wait_until(running, "the run to be running with a result")
             assert first["scheduler"]["state"] == "running"
             os.killpg(run.pid, signal.SIGTERM)  # stopped: its results are seconds old
             assert run.wait(timeout=60) == 143
