@@ -14,7 +14,9 @@ environment, unless the seats' uids could not reach it there (an environment ins
 private directory such as ``/root`` or a ``mktemp -d`` folder, with a uid per seat):
 then ``/var/lib/arena/runtimes/STAMP``, named by what the runtimes are built from, so
 that environments built from the same sources share one copy and never overwrite
-another's. ``arena runtimes install`` builds them (``scripts/setup.sh`` does it).
+another's. Where one of the two already holds runtimes built from these sources, that one
+is used: the environment may be seen through other folders than at its install (bound
+into a host of its own). ``arena runtimes install`` builds them (``scripts/setup.sh`` does it).
 """
 
 from __future__ import annotations
@@ -64,9 +66,15 @@ def runtimes_root() -> Path:
         return Path(named)
     inside = Path(sys.prefix) / "arena-runtimes"
     # Seats run as uids of their own only when the arena runs as root (arena.sandbox.host).
-    if os.geteuid() != 0 or _others_reach(Path(sys.prefix)):
+    if os.geteuid() != 0:
         return inside
-    return SYSTEM_RUNTIMES / _stamp()[:16]
+    shared = SYSTEM_RUNTIMES / _stamp()[:16]
+    # Where they are installed wins over where they would go: the same environment can be
+    # seen through other folders (bound into a host of its own, say) than at its install.
+    for root in (inside, shared):
+        if (root / "stamp").is_file():
+            return root
+    return inside if _others_reach(Path(sys.prefix)) else shared
 
 
 def _others_reach(path: Path) -> bool:

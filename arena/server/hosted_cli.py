@@ -59,13 +59,19 @@ def hosted_command(args: argparse.Namespace, channel: grpc.Channel,
             return _verdict(v)
         print("checking: a short match against built-in bots, in the sandbox ...", flush=True)
         deadline = time.monotonic() + args.check_timeout
-        while v.status == "checking" and time.monotonic() < deadline:
+        # A reason while still checking: the arena could not play the check (its fault);
+        # the version waits for the next try, and the author is told now, not at the bound.
+        while v.status == "checking" and not v.reason and time.monotonic() < deadline:
             time.sleep(0.5)
             found = [x for x in stub.ListVersions(
                 hosted_pb2.ListVersionsRequest(name=args.name), metadata=meta,
                 timeout=10).versions if x.hash == v.hash]
             if found:
                 v = found[0]
+        if v.status == "checking" and v.reason:
+            print(f"arena bot submit: {escape(v.reason)}; it is checked again when the gateway "
+                  f"next starts (see: arena bot versions {args.name})", file=sys.stderr)
+            return exitcodes.UNAVAILABLE
         if v.status == "checking":
             print(f"arena bot submit: the check did not finish within {args.check_timeout:g} "
                   f"s; see later: arena bot versions {args.name}", file=sys.stderr)

@@ -108,6 +108,31 @@ def test_submit_check_and_list(gate: Gate, scratch: Path,
     assert "belongs to bot 'mallory'" in capsys.readouterr().err
 
 
+def test_a_check_the_arena_cannot_play_is_said_at_once(
+    scratch: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gateway whose host lacks the runtimes voids the check (the platform's fault):
+    the author hears so at once, exit 3, not after waiting out --check-timeout."""
+    monkeypatch.setenv("ARENA_RUNTIMES", str(scratch / "no-runtimes-here"))
+    store = f"sqlite:///{scratch / 'results.sqlite3'}"
+    proc = GatewayProcess.start(db_path=scratch / "gateway.sqlite3",
+                                log_path=scratch / "gateway.log", organiser_token=ORG,
+                                extra=["--store", store])
+    try:
+        gate = Gate(proc, store)
+        token = gate.register("early")
+        # 3, not the 1 of a wait that ran out (it would take 600 s).
+        assert gate.cli("submit", "early", str(python_bot(scratch, "early")),
+                        "--check-timeout", "600", token=token) == 3
+        err = capsys.readouterr().err
+        assert "could not be played (the arena's fault, not the bot's)" in err, err
+        assert "the python runtime is not installed" in err and "checked again" in err
+        version = HostedStore(ResultStore(store)).versions("early")[0]
+        assert version.status == "checking" and "arena's fault" in version.reason
+    finally:
+        proc.stop()
+
+
 def test_a_failed_check_says_why_and_the_log_shows_it(
     gate: Gate, scratch: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

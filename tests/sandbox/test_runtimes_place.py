@@ -38,10 +38,17 @@ def test_an_environment_out_of_the_seats_reach_keeps_its_runtimes_where_they_rea
         assert os.stat(closed).st_mode & 0o777 == 0o700
         root = _root_seen_from(Path(closed) / "venv")
         assert root == SYSTEM_RUNTIMES / _stamp()[:16]
+    shared = SYSTEM_RUNTIMES / _stamp()[:16]
     with tempfile.TemporaryDirectory() as open_dir:
         os.chmod(open_dir, 0o755)
-        root = _root_seen_from(Path(open_dir) / "venv")
-        assert root == Path(open_dir) / "venv" / "arena-runtimes"
+        venv = Path(open_dir) / "venv"
+        root = _root_seen_from(venv)
+        # Within reach, the environment's own place, unless the runtimes of its sources
+        # are installed in the shared one and not in it.
+        assert root == (shared if (shared / "stamp").is_file() else venv / "arena-runtimes")
+        (venv / "arena-runtimes").mkdir()
+        (venv / "arena-runtimes" / "stamp").write_text(_stamp())
+        assert _root_seen_from(venv) == venv / "arena-runtimes"
 
 
 def test_the_runtimes_this_environment_looks_for_are_the_ones_setup_installed() -> None:
