@@ -308,7 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _completion(args: argparse.Namespace) -> int:
     from .completion import completion_script
 
-    print(completion_script(args.shell), end="")
+    print(completion_script(args.shell, build_parser(), _EXTERNAL, _EXTERNAL_BENCH), end="")
     return 0
 
 
@@ -326,7 +326,7 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "run, check, plan or inspect a tournament from a spec file"),
     ("leaderboard", "arena.tournament.leaderboard", "leaderboard_main",
      "ratings with confidence intervals and per-bot statistics (text, JSON, CSV)"),
-    ("report", "arena.tournament.report", "report_main",
+    ("report", "arena.web.report", "report_main",
      "an HTML report with a rating plot"),
     ("watch", "arena.observability.watch", "main", "follow a match live from the gateway"),
     ("web", "arena.web.cli", "web_main",

@@ -62,16 +62,21 @@ def _bots_parser() -> argparse.ArgumentParser:
     return p
 
 
-def full_parser() -> argparse.ArgumentParser:
-    """``arena``'s parser with every subcommand's own parser in place of its pass-through."""
-    from arena.cli import _EXTERNAL, _EXTERNAL_BENCH, build_parser
+#: The subcommands whose parser lives with their implementation: (name, module, function,
+#: help), as ``arena``'s own parser lists them.
+Commands = Sequence[tuple[str, str, str, str]]
 
-    root = build_parser()
+
+def full_parser(
+    root: argparse.ArgumentParser, external: Commands, external_bench: Commands
+) -> argparse.ArgumentParser:
+    """``arena``'s parser (``root``, given by :mod:`arena.cli`, which runs this module) with
+    every subcommand's own parser in place of its pass-through."""
     subs = _subparsers(root)
-    for name, module, func, _ in _EXTERNAL:
+    for name, module, func, _ in external:
         subs[name] = _bots_parser() if name == "bots" else command_parser(module, func)
     bench = _subparsers(subs["bench"])
-    for name, module, func, _ in _EXTERNAL_BENCH:
+    for name, module, func, _ in external_bench:
         bench[name] = command_parser(module, func)
     _subparsers(subs["replay"])["export"] = command_parser("arena.web.cli", "export_main")
     return root
@@ -85,8 +90,10 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     raise LookupError(f"{parser.prog} has no subcommands")
 
 
-def completion_script(shell: str) -> str:
+def completion_script(
+    shell: str, root: argparse.ArgumentParser, external: Commands, external_bench: Commands
+) -> str:
     import shtab
 
-    script: str = shtab.complete(full_parser(), shell=shell)
+    script: str = shtab.complete(full_parser(root, external, external_bench), shell=shell)
     return script

@@ -290,8 +290,8 @@ def leaderboard_text(url: str, tournament: str) -> tuple[str, int]:
 
 
 def write_report(url: str, tournament: str, out: Path) -> None:
-    from arena.tournament.report import render_report
     from arena.tournament.store import ResultStore
+    from arena.web.report import render_report
 
     with ResultStore(url) as store:
         text = render_report(store, tournament)

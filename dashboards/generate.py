@@ -228,6 +228,32 @@ UP_MAPPING = [
 ]
 
 
+def up_panels(workers: str, width: int) -> list[Panel]:
+    """The two stats that say whether the arena's processes are up (workers, described by
+    ``workers``; the gateway), which the overview and the workers' dashboard both open with."""
+    return [
+        Panel(
+            "Workers up",
+            workers,
+            [Query('sum(up{job="worker"})')],
+            kind="stat",
+            width=width,
+            height=5,
+            thresholds=[(None, "red"), (1, "green")],
+        ),
+        Panel(
+            "Gateway",
+            "Whether the gateway answered its last scrape.",
+            [Query('min(up{job="gateway"})')],
+            kind="stat",
+            width=width,
+            height=5,
+            thresholds=[(None, "red"), (1, "green")],
+            mappings=UP_MAPPING,
+        ),
+    ]
+
+
 def overview() -> JSON:
     panels = [
         Panel(
@@ -255,25 +281,7 @@ def overview() -> JSON:
             width=4,
             height=5,
         ),
-        Panel(
-            "Workers up",
-            "Workers Prometheus could scrape at its last attempt.",
-            [Query('sum(up{job="worker"})')],
-            kind="stat",
-            width=4,
-            height=5,
-            thresholds=[(None, "red"), (1, "green")],
-        ),
-        Panel(
-            "Gateway",
-            "Whether the gateway answered its last scrape.",
-            [Query('min(up{job="gateway"})')],
-            kind="stat",
-            width=4,
-            height=5,
-            thresholds=[(None, "red"), (1, "green")],
-            mappings=UP_MAPPING,
-        ),
+        *up_panels("Workers Prometheus could scrape at its last attempt.", width=4),
         Panel(
             "Alerts firing",
             "Alert rules firing now (see Prometheus at :9090/alerts).",
@@ -366,75 +374,43 @@ def bots() -> JSON:
     sel = 'bot=~"$bot"'
     decision_rate = f"sum by (bot) (rate(arena_decisions_total{{{sel}}}[{RATE}]))"
     decisions_in_range = f"sum by (bot) (increase(arena_decisions_total{{{sel}}}[$__range]))"
+
+    def latency(title: str, quantile: float, description: str) -> Panel:
+        expr = (f"histogram_quantile({quantile}, sum by (bot, le) "
+                f"(rate(arena_decision_latency_seconds_bucket{{{sel}}}[{RATE}])))")
+        return Panel(title, description, [Query(expr, "{{bot}}")], unit="s")
+
+    def share(title: str, description: str, outcome: str) -> Panel:
+        """The share of each bot's decisions whose outcome matches ``outcome``."""
+        count = f"sum by (bot) (rate(arena_decisions_total{{{sel},{outcome}}}[{RATE}]))"
+        expr = "(" + or_zero_by(count, "bot", decision_rate) + f") / {decision_rate}"
+        return Panel(title, description, [Query(expr, "{{bot}}")], unit="percentunit", min=0)
+
+    def in_range(
+        title: str, description: str, metric: str, thresholds: list[tuple[float | None, str]]
+    ) -> Panel:
+        """Each bot's count of ``metric`` over the selected range, most first."""
+        count = f"sum by (bot) (increase({metric}{{{sel}}}[$__range]))"
+        expr = "sort_desc(" + or_zero_by(count, "bot", decisions_in_range) + ")"
+        return Panel(title, description, [Query(expr, "{{bot}}", instant=True)],
+                     kind="bargauge", width=8, decimals=0, thresholds=thresholds)
+
     panels = [
-        Panel(
-            "Decision latency p50, by bot",
-            "Median time from a decision request to the bot's reply.",
-            [
-                Query(
-                    "histogram_quantile(0.5, sum by (bot, le) "
-                    f"(rate(arena_decision_latency_seconds_bucket{{{sel}}}[{RATE}])))",
-                    "{{bot}}",
-                )
-            ],
-            unit="s",
-        ),
-        Panel(
-            "Decision latency p99, by bot",
-            "99th percentile of decision latency: close to the deadline means timeouts soon.",
-            [
-                Query(
-                    "histogram_quantile(0.99, sum by (bot, le) "
-                    f"(rate(arena_decision_latency_seconds_bucket{{{sel}}}[{RATE}])))",
-                    "{{bot}}",
-                )
-            ],
-            unit="s",
-        ),
+        latency("Decision latency p50, by bot", 0.5,
+                "Median time from a decision request to the bot's reply."),
+        latency("Decision latency p99, by bot", 0.99,
+                "99th percentile of decision latency: close to the deadline means timeouts soon."),
         Panel(
             "Decisions per second, by bot",
             "How much each bot is asked.",
             [Query(decision_rate, "{{bot}}")],
             unit="ops",
         ),
-        Panel(
-            "Timeout share, by bot",
-            "Share of decisions that ran out of time (alert above 5%).",
-            [
-                Query(
-                    "("
-                    + or_zero_by(
-                        "sum by (bot) (rate(arena_decisions_total"
-                        f'{{{sel},outcome="timeout"}}[{RATE}]))',
-                        "bot",
-                        decision_rate,
-                    )
-                    + f") / {decision_rate}",
-                    "{{bot}}",
-                )
-            ],
-            unit="percentunit",
-            min=0,
-        ),
-        Panel(
-            "Illegal or malformed share, by bot",
-            "Share of replies that were illegal or unparseable (alert above 1%).",
-            [
-                Query(
-                    "("
-                    + or_zero_by(
-                        "sum by (bot) (rate(arena_decisions_total"
-                        f'{{{sel},outcome=~"illegal|malformed"}}[{RATE}]))',
-                        "bot",
-                        decision_rate,
-                    )
-                    + f") / {decision_rate}",
-                    "{{bot}}",
-                )
-            ],
-            unit="percentunit",
-            min=0,
-        ),
+        share("Timeout share, by bot",
+              "Share of decisions that ran out of time (alert above 5%).", 'outcome="timeout"'),
+        share("Illegal or malformed share, by bot",
+              "Share of replies that were illegal or unparseable (alert above 1%).",
+              'outcome=~"illegal|malformed"'),
         Panel(
             "Timeouts and illegal moves per second, by bot",
             "Bad decisions as a rate, by kind.",
@@ -451,49 +427,12 @@ def bots() -> JSON:
             ],
             unit="ops",
         ),
-        Panel(
-            "Strikes in range, by bot",
-            "Strikes: decisions answered by the referee's fallback after a timeout or an "
-            "illegal reply.",
-            [
-                Query(
-                    "sort_desc("
-                    + or_zero_by(
-                        f"sum by (bot) (increase(arena_strikes_total{{{sel}}}[$__range]))",
-                        "bot",
-                        decisions_in_range,
-                    )
-                    + ")",
-                    "{{bot}}",
-                    instant=True,
-                )
-            ],
-            kind="bargauge",
-            width=8,
-            decimals=0,
-            thresholds=[(None, "green"), (1, "orange"), (10, "red")],
-        ),
-        Panel(
-            "Forfeits in range, by bot",
-            "Matches lost by reaching the strike limit.",
-            [
-                Query(
-                    "sort_desc("
-                    + or_zero_by(
-                        f"sum by (bot) (increase(arena_forfeits_total{{{sel}}}[$__range]))",
-                        "bot",
-                        decisions_in_range,
-                    )
-                    + ")",
-                    "{{bot}}",
-                    instant=True,
-                )
-            ],
-            kind="bargauge",
-            width=8,
-            decimals=0,
-            thresholds=[(None, "green"), (1, "red")],
-        ),
+        in_range("Strikes in range, by bot",
+                 "Strikes: decisions answered by the referee's fallback after a timeout or an "
+                 "illegal reply.", "arena_strikes_total",
+                 [(None, "green"), (1, "orange"), (10, "red")]),
+        in_range("Forfeits in range, by bot", "Matches lost by reaching the strike limit.",
+                 "arena_forfeits_total", [(None, "green"), (1, "red")]),
         Panel(
             "Instances connected, by bot",
             "Bot instances connected to the gateway now.",
@@ -658,25 +597,7 @@ def workers() -> JSON:
         'sum by (grpc_service, grpc_method) (grpc_server_started_total{grpc_type=~".+_stream"})'
     )
     panels = [
-        Panel(
-            "Workers up",
-            "Worker processes (Celery masters) Prometheus could scrape.",
-            [Query('sum(up{job="worker"})')],
-            kind="stat",
-            width=6,
-            height=5,
-            thresholds=[(None, "red"), (1, "green")],
-        ),
-        Panel(
-            "Gateway",
-            "Whether the gateway answered its last scrape.",
-            [Query('min(up{job="gateway"})')],
-            kind="stat",
-            width=6,
-            height=5,
-            thresholds=[(None, "red"), (1, "green")],
-            mappings=UP_MAPPING,
-        ),
+        *up_panels("Worker processes (Celery masters) Prometheus could scrape.", width=6),
         Panel(
             "Tasks queued",
             "Tasks waiting in all broker queues.",

@@ -1,19 +1,8 @@
-"""The Celery application: broker, reliability settings and the worker command.
+"""The Celery application the workers run, and the worker command (``arena worker``).
 
-Reliability rests on three settings and one property of the task:
-
-* ``task_acks_late``: a message is acknowledged after the match is stored, not when it is
-  received, so a worker that dies mid-match leaves the message to be delivered again;
-* ``task_reject_on_worker_lost``: a pool child killed mid-task puts its message back at once;
-* ``worker_prefetch_multiplier = 1``: a worker holds no more matches than it plays, so a
-  dead worker strands as few messages as possible and a long queue spreads evenly;
-* the task is idempotent (the store keeps one row per match id), which turns "at least
-  once" delivery into "exactly once" results.
-
-With Redis as the broker, messages held by a worker that vanished entirely (SIGKILL of
-the whole process, a lost machine) come back after the *visibility timeout*
-(``ARENA_VISIBILITY_TIMEOUT``, seconds).  It must exceed the longest match, or a slow
-match is handed to a second worker too; that costs time but never a double count.
+The app is made from the tournament's broker settings (:mod:`arena.tournament.broker`,
+where the reliability settings are explained), with the tasks of :mod:`workers.tasks`; the
+worker's signals settle its heap and name it before the pool forks.
 """
 
 from __future__ import annotations
@@ -24,85 +13,27 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from celery import Celery, signals
+from celery import signals
 
-DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
-DEFAULT_QUEUE = "arena"
-DEFAULT_VISIBILITY_TIMEOUT = 1800.0
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {raw!r}")
-    return value
-
-
-def settings(
-    broker: str | None = None,
-    backend: str | None = None,
-    *,
-    queue: str | None = None,
-    visibility_timeout: float | None = None,
-) -> dict[str, Any]:
-    """Celery settings; arguments win over ``ARENA_BROKER_URL`` / ``ARENA_RESULT_BACKEND``."""
-    broker_url = broker or os.environ.get("ARENA_BROKER_URL") or DEFAULT_BROKER
-    backend_url = backend or os.environ.get("ARENA_RESULT_BACKEND") or None
-    default_queue = queue or os.environ.get("ARENA_QUEUE") or DEFAULT_QUEUE
-    vt = visibility_timeout or _env_float("ARENA_VISIBILITY_TIMEOUT", DEFAULT_VISIBILITY_TIMEOUT)
-    # Sweep for abandoned messages often enough that recovery is bounded by the timeout.
-    restore_every = max(1, min(10, int(vt // 4)))
-    return {
-        "broker_url": broker_url,
-        "result_backend": backend_url,
-        "task_acks_late": True,
-        "task_reject_on_worker_lost": True,
-        "worker_prefetch_multiplier": 1,
-        "task_serializer": "json",
-        "result_serializer": "json",
-        "accept_content": ["json"],
-        "task_default_queue": default_queue,
-        "task_ignore_result": backend_url is None,
-        "result_expires": 3600,
-        "broker_connection_retry_on_startup": True,
-        "broker_transport_options": {
-            "visibility_timeout": vt,
-            "unacked_restore_interval": restore_every,
-            "unacked_restore_throttle": 1,
-        },
-        "worker_send_task_events": False,
-        "worker_hijack_root_logger": False,
-    }
-
-
-def make_app(
-    broker: str | None = None,
-    backend: str | None = None,
-    *,
-    queue: str | None = None,
-    visibility_timeout: float | None = None,
-) -> Celery:
-    """A configured app (see :func:`settings` for where each value comes from)."""
-    conf = settings(broker, backend, queue=queue, visibility_timeout=visibility_timeout)
-    app = Celery("arena", broker=conf["broker_url"], include=["workers.tasks"])
-    app.conf.update(conf)
-    return app
-
+from arena.tournament.broker import (
+    DEFAULT_BROKER,
+    DEFAULT_QUEUE,
+    check_broker_url,
+    make_app,
+    settings,
+)
 
 app = make_app()
 
 
 def _settle_worker_heap(**_: Any) -> None:
     """Settle the heap the tasks run on (:func:`arena.referee.heap.settle_heap`), in the
-    worker's main process before a prefork pool forks: the children inherit it."""
-    import workers.tasks  # noqa: F401  (the runner and its imports, loaded once here)
+    worker's main process before a prefork pool forks: the children inherit it. The app's
+    task modules (the runner and its imports) are loaded first, as Celery does for a worker,
+    so that they are among what is settled."""
     from arena.referee.heap import settle_heap
+
+    app.loader.import_default_modules()
 
     settle_heap()
 
@@ -180,8 +111,6 @@ def worker_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hostname", "-n", help="worker node name (Celery's -n)")
     parser.add_argument("--loglevel", "-l", default="INFO")
     args = parser.parse_args(list(argv) if argv is not None else None)
-
-    from arena.tournament.executors import check_broker_url
 
     why = check_broker_url(args.broker or settings()["broker_url"])
     if why:

@@ -89,7 +89,7 @@ class TimedSeat:
 def seatings(players: int, mode: str) -> list[tuple[int, ...]]:
     """Which table member sits in each seat; member 0 is the bot, the others opponents."""
     if mode == "latin":
-        from arena.tournament.formats import latin_seatings
+        from arena.tournament.seating import latin_seatings
 
         return latin_seatings(players)
     return [tuple(p) for p in itertools.permutations(range(players))]

@@ -33,6 +33,7 @@ from arena.sandbox.runtimes import BOT_DIR, RUNTIME_DIR, RuntimeMissing, launch
 from arena.server.auth import Authenticator, Identity, TokenWatch, Verdict
 from arena.server.hub import BotHub, RemoteSeat
 from arena.server.interceptors import BOT_SERVICE
+from arena.server.keepalive import keepalive_options
 from arena.server.limits import StreamLimits
 from arena.server.metrics import GatewayMetrics
 from arena.server.services import BotService
@@ -260,8 +261,6 @@ class HostedSeat:
             self._watcher = asyncio.ensure_future(self._watch())
 
     async def _serve(self, path: Path) -> None:
-        from arena.server.app import keepalive_options
-
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", 1 << 20),
             ("grpc.max_send_message_length", 1 << 20),

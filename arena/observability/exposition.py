@@ -154,13 +154,16 @@ def hold_metrics_lock_across_fork() -> bool:
     if multiprocess_dir() is None:
         return False
     if not _fork_guard_installed:
-        os.register_at_fork(
-            before=_thread_updates.acquire,
-            after_in_parent=_thread_updates.release,
-            after_in_child=_thread_updates.release,
-        )
+        _taken_by_fork(_thread_updates)
         _fork_guard_installed = True
     return True
+
+
+def _taken_by_fork(lock: threading.Lock) -> None:
+    """Make ``fork()`` wait for ``lock`` and release it in both processes after, so that a
+    child never starts with it held by a thread it did not inherit."""
+    os.register_at_fork(before=lock.acquire, after_in_parent=lock.release,
+                        after_in_child=lock.release)
 
 
 #: Held by a background thread while it talks to the network, and taken by ``fork()``
@@ -182,11 +185,7 @@ def network_io_across_fork() -> Iterator[None]:
     """
     global _io_guard_installed
     if not _io_guard_installed:
-        os.register_at_fork(
-            before=_thread_io.acquire,
-            after_in_parent=_thread_io.release,
-            after_in_child=_thread_io.release,
-        )
+        _taken_by_fork(_thread_io)
         _io_guard_installed = True
     with _thread_io:
         yield

@@ -214,34 +214,28 @@ def _wrap_stream_response(
     return sync_stream
 
 
+#: Each kind of handler: its behaviour's attribute, how gRPC makes one, and the wrapper that
+#: records a call of that shape (one response, or a stream of them).
+_HANDLER_KINDS: tuple[tuple[str, Any, Any], ...] = (
+    ("unary_unary", grpc.unary_unary_rpc_method_handler, _wrap_unary_response),
+    ("stream_unary", grpc.stream_unary_rpc_method_handler, _wrap_unary_response),
+    ("unary_stream", grpc.unary_stream_rpc_method_handler, _wrap_stream_response),
+    ("stream_stream", grpc.stream_stream_rpc_method_handler, _wrap_stream_response),
+)
+
+
 def instrument_handler(handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
     """A copy of ``handler`` whose behaviour records the three gRPC server metrics."""
     service, method = split_method(full_method)
     labels = (rpc_type(handler), service, method)
-    if handler.unary_unary is not None:
-        return grpc.unary_unary_rpc_method_handler(
-            _wrap_unary_response(handler.unary_unary, labels),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
-    if handler.stream_unary is not None:
-        return grpc.stream_unary_rpc_method_handler(
-            _wrap_unary_response(handler.stream_unary, labels),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
-    if handler.unary_stream is not None:
-        return grpc.unary_stream_rpc_method_handler(
-            _wrap_stream_response(handler.unary_stream, labels),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
-    if handler.stream_stream is not None:
-        return grpc.stream_stream_rpc_method_handler(
-            _wrap_stream_response(handler.stream_stream, labels),
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+    for kind, make, wrap in _HANDLER_KINDS:
+        behaviour = getattr(handler, kind)
+        if behaviour is not None:
+            return make(
+                wrap(behaviour, labels),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
     return handler
 
 

@@ -17,12 +17,6 @@ from typing import Final
 
 from prometheus_client import Counter, Gauge, Histogram
 
-# The decision tally is compiled with the referee (arena.compiled); named here as before.
-from arena.observability.tally import DecisionTally as DecisionTally
-from arena.observability.tally import (
-    _histogram_takes_bucket_counts as _histogram_takes_bucket_counts,
-)
-
 #: Decision outcomes used as ``arena_decisions_total{outcome}``.
 DECISION_OUTCOMES: Final = ("ok", "timeout", "illegal", "malformed", "platform")
 #: Final states of a match used as ``arena_matches_finished_total{status}``.
@@ -163,48 +157,56 @@ TASK_RETRIES_TOTAL: Final = Counter(
     "Celery task retries, by task name.",
     ["task"],
 )
-TOURNAMENT_MATCHES: Final = Gauge(
+
+
+def _tournament_total(name: str, documentation: str, labels: list[str]) -> Gauge:
+    """A tournament's count of matches, which only grows: when the processes' files are
+    merged, the largest value written wins (a process that read the store earlier holds a
+    smaller one)."""
+    return Gauge(name, documentation, labels, multiprocess_mode="max")
+
+
+def _latest(name: str, documentation: str, labels: list[str]) -> Gauge:
+    """A value computed afresh from the stored results (a rating, a test's statistic): the
+    one written last wins when the processes' files are merged."""
+    return Gauge(name, documentation, labels, multiprocess_mode="mostrecent")
+
+
+TOURNAMENT_MATCHES: Final = _tournament_total(
     "arena_tournament_matches",
     "Matches planned in a tournament.",
     ["tournament"],
-    multiprocess_mode="max",
 )
-TOURNAMENT_MATCHES_DONE: Final = Gauge(
+TOURNAMENT_MATCHES_DONE: Final = _tournament_total(
     "arena_tournament_matches_done",
     "Matches of a tournament that have a stored result.",
     ["tournament"],
-    multiprocess_mode="max",
 )
-RATING: Final = Gauge(
+RATING: Final = _latest(
     "arena_rating",
     "Current rating of a bot in a tournament, on the Elo scale.",
     ["tournament", "bot"],
-    multiprocess_mode="mostrecent",
 )
 
-RATING_CI_LOW: Final = Gauge(
+RATING_CI_LOW: Final = _latest(
     "arena_rating_ci_low",
     "Lower bound of the 95% interval of a bot's rating in a tournament (Elo scale).",
     ["tournament", "bot"],
-    multiprocess_mode="mostrecent",
 )
-RATING_CI_HIGH: Final = Gauge(
+RATING_CI_HIGH: Final = _latest(
     "arena_rating_ci_high",
     "Upper bound of the 95% interval of a bot's rating in a tournament (Elo scale).",
     ["tournament", "bot"],
-    multiprocess_mode="mostrecent",
 )
-SPRT_LLR: Final = Gauge(
+SPRT_LLR: Final = _latest(
     "arena_sprt_llr",
     "Log-likelihood ratio of an SPRT match's test, after the duplicate sets that count.",
     ["tournament"],
-    multiprocess_mode="mostrecent",
 )
-SPRT_LLR_BOUND: Final = Gauge(
+SPRT_LLR_BOUND: Final = _latest(
     "arena_sprt_llr_bound",
     "The SPRT's decision bounds: the test accepts H1 above 'upper' and H0 below 'lower'.",
     ["tournament", "bound"],
-    multiprocess_mode="mostrecent",
 )
 
 # --- gateway ------------------------------------------------------------------------------

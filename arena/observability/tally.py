@@ -2,12 +2,14 @@
 
 The referee records every decision of every seat here, so this module is compiled with it
 (``arena.compiled``); the metrics themselves are defined in
-:mod:`arena.observability.metrics`, which names :class:`DecisionTally` too.
+:mod:`arena.observability.metrics`.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from arena.observability import metrics as m
 
 
 class _BulkHistogram:
@@ -84,8 +86,6 @@ class DecisionTally:
         """``decisions``, ``latency``, ``strikes``, ``platform``: the metrics to write to
         (the arena's own by default); ``bulk`` False observes each latency as it comes
         (None: whenever the histogram's storage allows writing them in one go)."""
-        from arena.observability import metrics as m  # which imports this module
-
         decisions = m.DECISIONS_TOTAL if decisions is None else decisions
         latency = m.DECISION_LATENCY_SECONDS if latency is None else latency
         # Resolving every child up front also makes each series exist (at zero) from the

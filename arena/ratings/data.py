@@ -206,16 +206,7 @@ class GameTable:
         rank_arr = np.where(occupied, rank_arr, 0).astype(np.int64)
         if np.any(occupied & ((rank_arr < 1) | (rank_arr > per_game[:, None]))):
             raise ValueError("ranks of occupied seats must be between 1 and the number of players")
-        if groups is None:
-            group_idx = np.arange(n, dtype=np.int64)
-            n_groups = n
-        else:
-            raw = np.asarray(groups)
-            if raw.shape != (n,) or not np.issubdtype(raw.dtype, np.integer):
-                raise ValueError(f"groups must be an integer array of shape ({n},)")
-            uniq, inverse = np.unique(raw, return_inverse=True)
-            group_idx = inverse.astype(np.int64).reshape(n)
-            n_groups = int(uniq.size)
+        group_idx, n_groups = _group_index(groups, n)
         if scores is None:
             score_arr = np.full(seat_arr.shape, np.nan, dtype=np.float64)
         else:
@@ -349,16 +340,7 @@ class PairData:
             raise ValueError("a player cannot play against themself")
         if not np.all((s_arr >= 0.0) & (s_arr <= 1.0)):
             raise ValueError("pairwise scores must lie in [0, 1] (1 win, 0.5 tie, 0 loss)")
-        if groups is None:
-            g_arr = np.arange(n, dtype=np.int64)
-            n_groups = n
-        else:
-            raw = np.asarray(groups)
-            if raw.shape != (n,) or not np.issubdtype(raw.dtype, np.integer):
-                raise ValueError(f"groups must be an integer array of shape ({n},)")
-            uniq, inverse = np.unique(raw, return_inverse=True)
-            g_arr = inverse.astype(np.int64).reshape(n)
-            n_groups = int(uniq.size)
+        g_arr, n_groups = _group_index(groups, n)
         a64, b64 = a_arr.astype(np.int64), b_arr.astype(np.int64)
         swap = a64 > b64
         return cls._aggregate(
@@ -437,6 +419,18 @@ class PairData:
         n: FloatArray = self.games[sel]
         s: FloatArray = self.score[sel] if ia == lo else n - self.score[sel]
         return s / n, n
+
+
+def _group_index(groups: ArrayLike | None, n: int) -> tuple[IntArray, int]:
+    """Each of ``n`` games' group, numbered 0, 1, ... in the sorted order of their ids, and how
+    many groups there are; without ids every game is a group of its own."""
+    if groups is None:
+        return np.arange(n, dtype=np.int64), n
+    raw = np.asarray(groups)
+    if raw.shape != (n,) or not np.issubdtype(raw.dtype, np.integer):
+        raise ValueError(f"groups must be an integer array of shape ({n},)")
+    uniq, inverse = np.unique(raw, return_inverse=True)
+    return inverse.astype(np.int64).reshape(n), int(uniq.size)
 
 
 def _player_index(given: Sequence[str] | None, seen: Iterable[str]) -> tuple[str, ...]:

@@ -454,19 +454,22 @@ async def _gateway_match(args: argparse.Namespace, spec: MatchSpec,
                                rpc_exit_code(exc.code())) from None
 
 
+def _stopped(prog: str, exc: BaseException) -> int:
+    """Say on stderr why ``prog`` stopped before its end, and give its exit status: the
+    gateway's own for a refusal, 2 for a mistake in what was asked, 130 for Ctrl-C."""
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    print(f"{prog}: {exc}", file=sys.stderr)
+    return exc.exit_code if isinstance(exc, GatewayError) else 2
+
+
 def _match_on_gateway(args: argparse.Namespace, spec: MatchSpec) -> int:
     story = _with_commitment(Story(_say, quiet=args.quiet, tricks=args.tricks), args.quiet)
     try:
         end = asyncio.run(_gateway_match(args, spec, story, replay_to=args.replay))
-    except UsageError as exc:
-        print(f"arena match: {exc}", file=sys.stderr)
-        return 2
-    except GatewayError as exc:
-        print(f"arena match: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("arena match: interrupted", file=sys.stderr)
-        return 130
+    except (UsageError, GatewayError, KeyboardInterrupt) as exc:
+        return _stopped("arena match", exc)
     if end is None:
         print("arena match: the event stream ended before the match did", file=sys.stderr)
         return 1
@@ -717,15 +720,8 @@ def bot_check_main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("arena.referee.runner").setLevel(logging.ERROR)
     try:
         report = asyncio.run(_bot_check(args))
-    except (UsageError, ValueError) as exc:
-        print(f"arena bot-check: {exc}", file=sys.stderr)
-        return 2
-    except GatewayError as exc:
-        print(f"arena bot-check: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("arena bot-check: interrupted", file=sys.stderr)
-        return 130
+    except (UsageError, ValueError, GatewayError, KeyboardInterrupt) as exc:
+        return _stopped("arena bot-check", exc)
     if args.json:
         _say(json.dumps(report, indent=2))
     else:

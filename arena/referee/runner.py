@@ -18,7 +18,7 @@ In-process seats (built-in bots) are called straight on the event loop without a
 their time is measured after the fact, which keeps the referee at tens of thousands of
 decisions per second.  For the same reason decisions, strikes and deals are counted in
 plain Python and written to the Prometheus metrics about once a second and at the end of
-the match (:class:`~arena.observability.metrics.DecisionTally`), not on every decision.
+the match (:class:`~arena.observability.tally.DecisionTally`), not on every decision.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from arena.match.types import (
     SeatStats,
 )
 from arena.observability import metrics as m
+from arena.observability.tally import DecisionTally
 from arena.referee.clock import (
     PLATFORM_LIMIT_S,
     BotClock,
@@ -60,7 +61,7 @@ from arena.referee.clock import (
 )
 from arena.referee.errors import PlatformUnavailable as PlatformUnavailable
 from arena.referee.errors import RefereeError as RefereeError
-from arena.referee.seats import InProcessSeat, as_seat, load_object, make_instance
+from arena.referee.seats import InProcessSeat, as_seat, load_object, make_instance, seat_kind
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +174,7 @@ class _SeatState:
         #: The ``bot`` label of this seat's metrics: the participant's name in a tournament
         #: (so greedy-1 and greedy-2 stay apart, as in the ratings), else the seat's name.
         self.label = label or seat.name or name
-        self.tally = m.DecisionTally(self.label)
+        self.tally = DecisionTally(self.label)
         #: ``decide(observation, legal)`` of an in-process bot, called with no request
         #: object and no coroutine in between (the hot path of every tournament).
         self.direct: Callable[[JSON, Sequence[str]], Any] | None = (
@@ -853,9 +854,11 @@ def resolve_seat(
         return InProcessSeat(get_bot(ref, seed=seed, rules=match_rules(spec).to_json()), ref,
                              with_match_id=False)
     if ref.startswith("cmd:"):
-        from arena.stdio.seat import StdioSeat
-
-        return StdioSeat.from_ref(ref)
+        program = seat_kind("cmd")
+        if program is None:
+            raise ValueError(f"bot {ref!r}: bot programs need the arena installed "
+                             "(pip install), which declares their seats")
+        return program(ref)
     if ref.startswith("remote:"):
         if resolver is None:
             raise ValueError(

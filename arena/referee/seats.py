@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from importlib.metadata import entry_points
 from typing import Any
 
 from thousand_bot.refs import load_object
 
 from arena.match.types import JSON, DecisionRequest, Seat
 
-__all__ = ["InProcessSeat", "as_seat", "load_object", "make_instance"]
+__all__ = ["InProcessSeat", "as_seat", "load_object", "make_instance", "seat_kind"]
 
 BotDecide = Callable[[JSON, Sequence[str]], "str | Awaitable[str]"]
 
@@ -196,3 +198,21 @@ def as_seat(obj: Any, name: str, *, threaded: bool = False) -> Seat:
             obj.name = name
         return obj  # type: ignore[no-any-return]
     return InProcessSeat(obj, name, threaded=threaded)
+
+
+#: The entry point group of the seat kinds that stand above the referee, named by the
+#: prefix of their references (``cmd`` for ``cmd:COMMAND``, a program on the text
+#: protocol). Such a seat is built on the gateway's own code, which runs matches with this
+#: referee: the referee finds the kind through the installed package's metadata instead of
+#: importing it, and stays below the seats it plays.
+SEAT_KINDS = "arena.seat_kinds"
+
+
+@functools.cache
+def seat_kind(prefix: str) -> Callable[[str], Seat] | None:
+    """The factory of the seats whose references start with ``prefix:``, or None."""
+    for point in entry_points(group=SEAT_KINDS, name=prefix):
+        factory: Callable[[str], Seat] = point.load()
+        return factory
+    return None
+

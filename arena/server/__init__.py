@@ -1,6 +1,6 @@
-"""The gRPC gateway that remote bots connect to (see docs/protocol.md)."""
+"""The gRPC gateway that remote bots connect to (see docs/protocol.md).
 
-from arena.server.app import Gateway, main_serve, serve
-from arena.server.hub import BotHub, RemoteSeat
-
-__all__ = ["BotHub", "Gateway", "RemoteSeat", "main_serve", "serve"]
+The gateway process itself is :mod:`arena.server.app`; this package imports nothing, so
+that the modules a bot program's or a hosted seat uses (the hub, the limits) come without
+the whole gateway.
+"""

@@ -18,7 +18,7 @@ import asyncio
 import collections
 import itertools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypeAlias
@@ -768,3 +768,28 @@ class RemoteSeat:
         if told is None or told[0] is not match_id:
             found = self.hub._told.get((self.bot, match_id))
             self._told = None if found is None else (match_id, found)
+
+
+#: A write to a bot's stream that has not finished after this long waits for the bot to
+#: read (HTTP/2 flow control): from then on its queued questions run on the bot's clock.
+WRITE_BLOCKED_S = 0.2
+
+
+def check_writes(hub: BotHub, conns: Iterable[Connection], now: float) -> None:
+    """Look at the write in progress of each connection (``now``: ``time.monotonic()``).
+
+    One that has not moved for ``WRITE_BLOCKED_S`` is held up by the bot, which does not
+    read: the questions queued behind it wait for the bot, not for the platform, and their
+    clocks start. One stuck for the hub's ``stall_s`` ends its stream. Every transport of a
+    bot's messages (a gRPC stream, a bot program's pipe) is looked at this way."""
+    stall_s = hub.limits.stall_s
+    for conn in conns:
+        since = conn.writing_since
+        if since and now - since > WRITE_BLOCKED_S:
+            hub.stream_blocked(conn)
+        if since and now - since > stall_s:
+            conn.end(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the bot has not read its stream for {stall_s:g} s; the stream is closed",
+                "stalled",
+            )

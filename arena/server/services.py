@@ -7,7 +7,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -22,7 +22,7 @@ from arena.server.auth import (
     TokenWatch,
     Verdict,
 )
-from arena.server.hub import BotHub, Connection
+from arena.server.hub import BotHub, Connection, check_writes
 from arena.server.limits import (
     BOT_REF_MAX,
     BOTS_MAX,
@@ -45,35 +45,12 @@ from arena.server.streams import read_stream, write_stream
 
 log = logging.getLogger(__name__)
 
-#: A write to a bot's stream that has not finished after this long waits for the bot to
-#: read (HTTP/2 flow control): from then on its queued questions run on the bot's clock.
-WRITE_BLOCKED_S = 0.2
 
 _REGISTRY_CODES = {
     "invalid": grpc.StatusCode.INVALID_ARGUMENT,
     "exists": grpc.StatusCode.ALREADY_EXISTS,
     "not_found": grpc.StatusCode.NOT_FOUND,
 }
-
-
-def check_writes(hub: BotHub, conns: Iterable[Connection], now: float) -> None:
-    """Look at the write in progress of each connection (``now``: ``time.monotonic()``).
-
-    One that has not moved for ``WRITE_BLOCKED_S`` is held up by the bot, which does not
-    read: the questions queued behind it wait for the bot, not for the platform, and their
-    clocks start. One stuck for the hub's ``stall_s`` ends its stream. Every transport of a
-    bot's messages (a gRPC stream, a bot program's pipe) is looked at this way."""
-    stall_s = hub.limits.stall_s
-    for conn in conns:
-        since = conn.writing_since
-        if since and now - since > WRITE_BLOCKED_S:
-            hub.stream_blocked(conn)
-        if since and now - since > stall_s:
-            conn.end(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"the bot has not read its stream for {stall_s:g} s; the stream is closed",
-                "stalled",
-            )
 
 
 class _Refusal(Exception):

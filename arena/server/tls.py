@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from thousand_bot.tlsfiles import read_pem
 
 if TYPE_CHECKING:  # gRPC is imported when a channel or a server is made, not with the options
     import grpc
@@ -38,12 +39,9 @@ class TlsConfigError(ValueError):
 
 def _read(path: str, what: str) -> bytes:
     try:
-        data = Path(path).expanduser().read_bytes()
-    except OSError as exc:
-        raise TlsConfigError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
-    if not data.strip():
-        raise TlsConfigError(f"the {what} {path} is empty")
-    return data
+        return read_pem(path, what)
+    except ValueError as exc:
+        raise TlsConfigError(str(exc)) from None
 
 
 @dataclass(frozen=True)

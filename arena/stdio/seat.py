@@ -53,12 +53,12 @@ from thousand_bot.stdio.program import BotProgram, Launcher, LogSink, Transcript
 from thousand_bot.stdio.protocol import encode_request
 
 from arena.engine.game import Game
+from arena.match.command import parse_command, program_problem
 from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, new_future
 from arena.referee.errors import fail_decision
 from arena.server.hub import BotHub, RemoteSeat
 from arena.server.limits import StreamLimits, escape
-from arena.stdio.command import parse_command, program_problem
 from arena.stdio.session import (
     OK,
     RUNNING,

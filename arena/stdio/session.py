@@ -7,7 +7,7 @@ messages that cuts off a flood, the bound on messages a bot leaves unread. A gRP
 is one transport for a hub :class:`~arena.server.hub.Connection`; a
 :class:`ProgramSession` is another: a bot program's pipes. What the bot writes is judged by
 the very loop that judges a gRPC stream (:func:`arena.server.streams.read_stream`), and a
-stalled pipe is found by the same check (:func:`arena.server.services.check_writes`), so a
+stalled pipe is found by the same check (:func:`arena.server.hub.check_writes`), so a
 program that writes garbage, stalls, dies or floods gets exactly the refusals, statuses and
 strikes a gRPC bot gets.
 
@@ -47,7 +47,7 @@ from thousand_bot.stdio.protocol import (
 )
 
 from arena import __version__
-from arena.server.hub import BotHub, Connection, Outgoing
+from arena.server.hub import BotHub, Connection, Outgoing, check_writes
 from arena.server.limits import (
     HELLO_CLIENT_MAX,
     HELLO_NAME_MAX,
@@ -57,7 +57,6 @@ from arena.server.limits import (
     quote,
     too_long,
 )
-from arena.server.services import check_writes
 from arena.server.streams import read_stream
 
 log = logging.getLogger("arena.stdio")

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena.ratings import Decision, GameResult, LiveLeague, Sprt, SprtResult
-from arena.tournament.formats import _Builder, seatings_for
 from arena.tournament.model import ResultRecord, ScheduledMatch
+from arena.tournament.seating import MatchBuilder, seatings_for
 from arena.tournament.spec import Participant, SpecError, TournamentSpec, load_spec
 from arena.tournament.store import ResultStore
 
@@ -107,7 +107,7 @@ class SprtFormat:
         return self.max_sets * len(self.seatings)
 
     def next_batch(self, done: Mapping[str, ResultRecord]) -> list[ScheduledMatch] | None:
-        b = _Builder(self.spec)
+        b = MatchBuilder(self.spec)
         set_scores: list[float] = []
         other_scores: list[float] = []
         models: set[str] = set()
@@ -330,7 +330,7 @@ class LeagueFormat:
             r = league.rating(p.name)
             keyed.append((-(r.mu + r.sigma * float(z)), order_hash[p.name], p))
         ranked = [p for _, _, p in sorted(keyed, key=lambda t: (t[0], t[1]))]
-        b = _Builder(self.spec, next_index=next_index, next_set=next_set)
+        b = MatchBuilder(self.spec, next_index=next_index, next_set=next_set)
         plan: list[ScheduledMatch] = []
         for t in range(0, len(ranked), k):
             table = ranked[t : t + k]

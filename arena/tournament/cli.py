@@ -22,13 +22,14 @@ from typing import Any
 
 from arena import exitcodes
 from arena.engine import commitment as cm
+from arena.tournament.broker import check_broker_url, settings
 from arena.tournament.executors import (
     ExecutorConfigError,
     ExecutorError,
     ServiceUnavailable,
-    check_broker_url,
     routing_url_from_env,
 )
+from arena.tournament.fairness import NotRevealed
 from arena.tournament.formats import make_format
 from arena.tournament.run import Progress, run_tournament
 from arena.tournament.spec import DEFAULT_DB, SpecError, TournamentSpec, load_spec
@@ -98,8 +99,6 @@ def preflight(
             elif executor == "local":
                 problems.append("db: the local pool cannot share an in-memory database")
     if executor == "celery":
-        from workers.app import settings
-
         url = broker if isinstance(broker, str) else settings()["broker_url"]
         why = check_broker_url(url)
         if why:
@@ -358,15 +357,11 @@ def _plan(spec: TournamentSpec, as_json: bool) -> int:
 
 
 def _reveal(args: argparse.Namespace) -> int:
-    from arena.tournament.fairness import NotRevealed, reveal
+    from arena.tournament.fairness import reveal
 
     spec = _load(args.spec, check_imports=False).with_overrides(db=args.db)
     with ResultStore(spec.db) as store:
-        try:
-            data = reveal(spec, store, end=args.end)
-        except NotRevealed as exc:
-            print(f"arena tournament: {exc}", file=sys.stderr)
-            return 2
+        data = reveal(spec, store, end=args.end)
     if args.json:
         print(json.dumps(data, indent=1))
         return 0
@@ -382,7 +377,7 @@ def _reveal(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from arena.tournament.fairness import NotRevealed, verify
+    from arena.tournament.fairness import verify
 
     if args.commitment is not None and not cm.is_hex64(args.commitment):
         print("arena tournament: --commitment: expected 64 lowercase hex digits",
@@ -390,11 +385,7 @@ def _verify(args: argparse.Namespace) -> int:
         return 2
     spec = _load(args.spec, check_imports=False).with_overrides(db=args.db)
     with ResultStore(spec.db) as store:
-        try:
-            found = verify(spec, store, commitment=args.commitment)
-        except NotRevealed as exc:
-            print(f"arena tournament: {exc}", file=sys.stderr)
-            return 2
+        found = verify(spec, store, commitment=args.commitment)
     if found.ok and not spec.secret_seed:
         print(f"OK: {spec.name}: public seed {spec.seed!r}; {found.checked} matches: ids and "
               "seeds derived from it, every replay dealt from its seed and re-simulated to "
@@ -548,7 +539,7 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         if linger:
             _linger(prog, metrics_where, linger)
         return 0
-    except SpecError as exc:
+    except (SpecError, NotRevealed) as exc:  # NotRevealed: reveal or verify, too early
         print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except (StoreUnavailable, ServiceUnavailable) as exc:

@@ -26,16 +26,18 @@ from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import tenacity
 
 from arena.match.types import JSON, MatchResult
+from arena.tournament.broker import check_broker_url, make_app, settings
 from arena.tournament.model import ResultRecord, ScheduledMatch
 from arena.tournament.store import (
     ResultStore,
     StoreError,
+    env_seconds,
     parse_db_url,
+    patiently,
     redact_url,
     shared_store,
 )
@@ -442,41 +444,10 @@ DEFAULT_BROKER_RETRY_S = 300.0
 
 
 def _env_seconds(name: str, default: float) -> float:
-    raw = os.environ.get(name, "")
-    if not raw:
-        return default
     try:
-        value = float(raw)
-    except ValueError:
-        raise ExecutorConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if not value > 0:
-        raise ExecutorConfigError(f"{name} must be a positive number of seconds, got {raw!r}")
-    return value
-
-
-#: Broker URL schemes Celery can use here (kombu transports that need no extra package).
-BROKER_SCHEMES = ("redis", "rediss", "amqp", "amqps", "pyamqp")
-
-
-def check_broker_url(url: str) -> str | None:
-    """Why ``url`` cannot be a broker URL, or None when it looks usable."""
-    try:
-        parts = urlsplit(url)
+        return env_seconds(name, default)
     except ValueError as exc:
-        return f"bad broker URL {url!r}: {exc}"
-    if "://" not in url or not parts.scheme:
-        return f"bad broker URL {url!r}: write redis://HOST:6379/0"
-    if parts.scheme not in BROKER_SCHEMES:
-        return (
-            f"unsupported broker URL scheme '{parts.scheme}' in {redact_url(url)}: "
-            "use redis://HOST:6379/0 (or amqp://HOST:5672//)"
-        )
-    if parts.scheme.startswith("redis"):
-        try:
-            parts.port  # noqa: B018  # raises on a port that is not a number
-        except ValueError:
-            return f"bad port in broker URL {redact_url(url)}"
-    return None
+        raise ExecutorConfigError(str(exc)) from None
 
 
 def _broker_errors() -> tuple[type[BaseException], ...]:
@@ -543,8 +514,6 @@ class CeleryExecutor(Executor):
         task_s: float = 0.2,
         max_chunk: int = 64,
     ) -> None:
-        from workers.app import make_app, settings
-
         url = settings(broker)["broker_url"]
         why = check_broker_url(url)
         if why:
@@ -658,13 +627,8 @@ class CeleryExecutor(Executor):
                 f"({_first_line(exc) if exc else 'unreachable'}; {left:.0f}s more)"
             )
 
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(errors),
-            wait=tenacity.wait_exponential(multiplier=0.2, max=5.0) + tenacity.wait_random(0, 0.2),
-            stop=tenacity.stop_after_delay(self.broker_retry_s),
-            before_sleep=before_sleep,
-            reraise=True,
-        )
+        retrying = patiently(tenacity.retry_if_exception_type(errors), self.broker_retry_s,
+                             before_sleep)
         try:
             return retrying(fn)
         except errors as exc:

@@ -151,15 +151,26 @@ def _verify_public(spec: TournamentSpec, store: ResultStore) -> Verification:
     return out
 
 
-def _check_public_match(spec: TournamentSpec, rec: ResultRecord) -> str | None:
+def _derivation_problem(
+    spec: TournamentSpec, rec: ResultRecord, id_from: str, seed_from: str
+) -> tuple[str | None, str]:
+    """What is wrong with a match's id or seed, as derived ``id_from`` and ``seed_from``
+    (the words of the message), or None; and the derivation key."""
     try:
         key = derivation_key(rec)
     except ValueError as exc:
-        return str(exc)
+        return str(exc), ""
     if rec.match_id != spec.match_id(rec.index):
-        return f"the id is not the one derived for match {rec.index}"
+        return f"the id is not the one derived{id_from} for match {rec.index}", key
     if rec.seed != spec.derive(key):
-        return f"the seed is not the one derived from the tournament's seed for {key!r}"
+        return f"the seed is not the one derived from {seed_from} for {key!r}", key
+    return None, key
+
+
+def _check_public_match(spec: TournamentSpec, rec: ResultRecord) -> str | None:
+    problem, _ = _derivation_problem(spec, rec, "", "the tournament's seed")
+    if problem is not None:
+        return problem
     replay: Any = rec.replay
     if not isinstance(replay, dict):
         return "no replay stored"
@@ -199,14 +210,9 @@ def _deck_difference(replay: JSON) -> str | None:
 
 
 def _check_match(spec: TournamentSpec, rec: ResultRecord, commitment: str) -> str | None:
-    try:
-        key = derivation_key(rec)
-    except ValueError as exc:
-        return str(exc)
-    if rec.match_id != spec.match_id(rec.index):
-        return f"the id is not the one derived from the secret for match {rec.index}"
-    if rec.seed != spec.derive(key):
-        return f"the seed is not the one derived from the secret for {key!r}"
+    problem, key = _derivation_problem(spec, rec, " from the secret", "the secret")
+    if problem is not None:
+        return problem
     replay: Any = rec.replay
     if replay is None:
         return "no replay stored"

@@ -22,15 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from arena.match.types import MatchSpec
+from arena.tournament.adaptive import LeagueFormat, SprtFormat, StorePlans
 from arena.tournament.model import ResultRecord, ScheduledMatch
-from arena.tournament.spec import Participant, TournamentSpec
+from arena.tournament.seating import MatchBuilder, all_seatings, seatings_for
+from arena.tournament.spec import TournamentSpec
 
 if TYPE_CHECKING:
     from arena.tournament.store import ResultStore
-
-Seating = tuple[int, ...]
-
 
 class Format(Protocol):
     """What the scheduler needs from a format."""
@@ -42,103 +40,6 @@ class Format(Protocol):
     def planned_total(self) -> int | None:
         """Number of matches the format will play, when known in advance."""
         ...
-
-
-# ---------------------------------------------------------------------------------------
-# Seatings
-
-
-def all_seatings(k: int) -> list[Seating]:
-    """Every seat permutation, in lexicographic order."""
-    return [tuple(p) for p in itertools.permutations(range(k))]
-
-
-def latin_seatings(k: int) -> list[Seating]:
-    """A Latin square of seatings: each player sits in each seat once.
-
-    For an even table size it is a Williams design, so each player also sits directly
-    after each other player once (who plays after whom matters in a trick game).  For an
-    odd size it is the cyclic rotations.
-    """
-    if k <= 2:
-        return all_seatings(k)
-    if k % 2 == 0:
-        first = [0]
-        lo, hi = 1, k - 1
-        while len(first) < k:
-            first.append(lo)
-            lo += 1
-            if len(first) < k:
-                first.append(hi)
-                hi -= 1
-        rows = [tuple((x + i) % k for x in first) for i in range(k)]
-    else:
-        rows = [tuple((s + i) % k for s in range(k)) for i in range(k)]
-    # Row r says which table member sits in each seat; it must be a permutation.
-    return [tuple(row) for row in rows]
-
-
-def seatings_for(k: int, mode: str) -> list[Seating]:
-    return latin_seatings(k) if mode == "latin" else all_seatings(k)
-
-
-def default_seating_mode(spec: TournamentSpec) -> str:
-    return spec.format.seatings
-
-
-# ---------------------------------------------------------------------------------------
-# Building matches
-
-
-@dataclass
-class _Builder:
-    """Numbers matches and derives their ids and seeds from the tournament's seed."""
-
-    spec: TournamentSpec
-    next_index: int = 0
-    next_set: int = 0
-
-    def match(
-        self, members: Sequence[Participant], key: str, group: str, rnd: int
-    ) -> ScheduledMatch:
-        """Match number ``next_index``, dealt from the seed derived for ``key``."""
-        index = self.next_index
-        self.next_index += 1
-        s = self.spec
-        match_id = s.match_id(index)
-        seed = s.derive(key)
-        mspec = MatchSpec(
-            match_id=match_id,
-            rules=s.rules,
-            seed=seed,
-            bots=tuple(p.bot for p in members),
-            time_control=s.time_control,
-            max_deals=s.max_deals,
-            commitment=s.match_commitment(match_id, seed, key),
-        )
-        return ScheduledMatch(
-            tournament=s.name,
-            index=index,
-            group=group,
-            round=rnd,
-            players=tuple(p.name for p in members),
-            spec=mspec,
-        )
-
-    def single(self, members: Sequence[Participant], rnd: int = 0) -> ScheduledMatch:
-        """A match with its own deals (not part of a duplicate set)."""
-        index = self.next_index
-        return self.match(members, f"game/{index}", f"game-{index}", rnd)
-
-    def duplicate_set(
-        self, table: Sequence[Participant], seatings: Sequence[Seating], rnd: int = 0
-    ) -> list[ScheduledMatch]:
-        """One seeded deal sequence played once per seating: the set shares seed and group."""
-        set_index = self.next_set
-        self.next_set += 1
-        key = f"set/{set_index}"
-        group = f"set-{set_index}"
-        return [self.match([table[i] for i in seating], key, group, rnd) for seating in seatings]
 
 
 def _combos(n: int, k: int) -> list[tuple[int, ...]]:
@@ -176,7 +77,7 @@ def round_robin(spec: TournamentSpec) -> list[ScheduledMatch]:
     parts = spec.participants
     combos = _combos(len(parts), k)
     perms = all_seatings(k)
-    b = _Builder(spec)
+    b = MatchBuilder(spec)
     plan = []
     for i in range(spec.games):
         combo = combos[i % len(combos)]
@@ -192,7 +93,7 @@ def duplicate(spec: TournamentSpec) -> list[ScheduledMatch]:
     parts = spec.participants
     combos = _combos(len(parts), k)
     seatings = seatings_for(k, spec.format.seatings)
-    b = _Builder(spec)
+    b = MatchBuilder(spec)
     plan: list[ScheduledMatch] = []
     for j in range(spec.sets):
         table = [parts[i] for i in combos[j % len(combos)]]
@@ -208,7 +109,7 @@ def gauntlet(spec: TournamentSpec) -> list[ScheduledMatch]:
     pool = [p for p in spec.participants if p.name != cand.name]
     combos = _combos(len(pool), k - 1)
     seatings = seatings_for(k, spec.format.seatings)
-    b = _Builder(spec)
+    b = MatchBuilder(spec)
     plan: list[ScheduledMatch] = []
     for j in range(spec.sets):
         table = [cand, *(pool[i] for i in combos[j % len(combos)])]
@@ -259,7 +160,7 @@ class SwissFormat:
         return self.rounds * tables * self.spec.sets * len(self.seatings)
 
     def next_batch(self, done: Mapping[str, ResultRecord]) -> list[ScheduledMatch] | None:
-        b = _Builder(self.spec)
+        b = MatchBuilder(self.spec)
         st = {p.name: _Standing() for p in self.spec.participants}
         for rnd in range(self.rounds):
             batch, byes = self.pair(b, rnd, st)
@@ -294,7 +195,7 @@ class SwissFormat:
         )
 
     def pair(
-        self, b: _Builder, rnd: int, st: Mapping[str, _Standing]
+        self, b: MatchBuilder, rnd: int, st: Mapping[str, _Standing]
     ) -> tuple[list[ScheduledMatch], list[str]]:
         k = self.spec.seats
         order = self.order(rnd, st)
@@ -341,12 +242,8 @@ def make_format(spec: TournamentSpec, store: ResultStore | None = None) -> Forma
     if t == "swiss":
         return SwissFormat(spec)
     if t == "sprt":
-        from arena.tournament.adaptive import SprtFormat
-
         return SprtFormat(spec)
     if t == "league":
-        from arena.tournament.adaptive import LeagueFormat, StorePlans
-
         pin = None
         if store is not None and spec.has_hosted:
             from arena.hosted.specs import league_pin

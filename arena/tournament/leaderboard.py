@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import math
-import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -22,8 +21,7 @@ import numpy as np
 
 from arena.ratings import GameTable, RatingRow, ratings_table
 from arena.tournament.model import ResultRecord
-from arena.tournament.spec import DEFAULT_DB
-from arena.tournament.store import ResultStore, StoreError, StoreUnavailable
+from arena.tournament.store import ResultStore, StoreError, add_db_option, store_failed
 
 BOOTSTRAP = 200
 
@@ -387,11 +385,7 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="arena leaderboard", description="Show ratings with 95% intervals from stored results."
     )
-    parser.add_argument(
-        "--db",
-        default=os.environ.get("ARENA_DB_URL") or DEFAULT_DB,
-        help=f"results database (default $ARENA_DB_URL, else {DEFAULT_DB})",
-    )
+    add_db_option(parser)
     parser.add_argument("--tournament", "-t", help="one tournament (default: all in the database)")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON")
@@ -403,12 +397,8 @@ def leaderboard_main(argv: Sequence[str] | None = None) -> int:
     try:
         with ResultStore(args.db, create=False) as store:
             records = load_records(store, args.tournament)
-    except StoreUnavailable as exc:
-        print(f"arena leaderboard: {exc}", file=sys.stderr)
-        return 3
     except StoreError as exc:
-        print(f"arena leaderboard: {exc}", file=sys.stderr)
-        return 2
+        return store_failed("arena leaderboard", exc)
     rows = compute_leaderboard(records, n_bootstrap=args.bootstrap)
     luck = luck_summary(records)
     pooled = sorted({r.tournament for r in records}) if args.tournament is None else [

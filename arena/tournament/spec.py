@@ -397,7 +397,7 @@ def check_bot_ref(ref: Any, *, check_imports: bool = True) -> str | None:
     if ref in builtins:
         return None
     if ref.startswith("cmd:"):
-        from arena.stdio.command import parse_command, program_problem
+        from arena.match.command import parse_command, program_problem
 
         try:
             argv = parse_command(ref)

@@ -19,12 +19,14 @@ lost connection is safe.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import logging
 import os
 import socket
 import sqlite3
+import sys
 import threading
 import time
 import zlib
@@ -37,10 +39,11 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 import tenacity
 import zstandard
 
+from arena import exitcodes
 from arena.engine import commitment as cm
 from arena.match.types import JSON
 from arena.tournament.model import ResultRecord
-from arena.tournament.spec import TournamentSpec
+from arena.tournament.spec import DEFAULT_DB, TournamentSpec
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS tournaments (
@@ -167,18 +170,62 @@ class StoreUnavailable(StoreError):
     """The store stayed unreachable for longer than the retry window."""
 
 
-def retry_window_s() -> float:
-    """Seconds a lost store is retried: ``ARENA_DB_RETRY_S``, default 120."""
-    raw = os.environ.get(RETRY_ENV, "")
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """``--db``, for a command that reads the results (``$ARENA_DB_URL`` by default)."""
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("ARENA_DB_URL") or DEFAULT_DB,
+        help=f"results database (default $ARENA_DB_URL, else {DEFAULT_DB})",
+    )
+
+
+def store_failed(prog: str, exc: StoreError) -> int:
+    """Say on stderr why ``prog`` could not read the results, and give its exit status: a
+    store that cannot be reached may answer later; any other fault is in what was asked."""
+    print(f"{prog}: {exc}", file=sys.stderr)
+    return exitcodes.UNAVAILABLE if isinstance(exc, StoreUnavailable) else exitcodes.USAGE
+
+
+def patiently(
+    retry: tenacity.retry_base,
+    seconds: float,
+    before_sleep: Callable[[tenacity.RetryCallState], None],
+) -> tenacity.Retrying:
+    """How a tournament waits for a service it lost (the results store, the broker): again
+    and again, backing off from 0.2 s to 5 s with a little jitter so that many workers do
+    not knock at once, for ``seconds`` at most; then the last error is raised."""
+    return tenacity.Retrying(
+        retry=retry,
+        wait=tenacity.wait_exponential(multiplier=0.2, max=5.0) + tenacity.wait_random(0, 0.2),
+        stop=tenacity.stop_after_delay(seconds),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+
+
+def env_seconds(name: str, default: float, *, zero: bool = False) -> float:
+    """Seconds from the environment variable ``name``, ``default`` when it is unset or
+    empty; ValueError naming it when it is not a number of seconds above zero (with
+    ``zero``, of zero or more)."""
+    raw = os.environ.get(name, "")
     if not raw:
-        return DEFAULT_RETRY_S
+        return default
     try:
         value = float(raw)
     except ValueError:
-        raise StoreError(f"{RETRY_ENV} must be a number of seconds, got {raw!r}") from None
-    if value < 0 or value != value:
-        raise StoreError(f"{RETRY_ENV} must be zero or more seconds, got {raw!r}")
+        raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if not (value >= 0 if zero else value > 0):  # NaN is neither
+        least = "zero or more" if zero else "a positive number of"
+        raise ValueError(f"{name} must be {least} seconds, got {raw!r}")
     return value
+
+
+def retry_window_s() -> float:
+    """Seconds a lost store is retried: ``ARENA_DB_RETRY_S``, default 120."""
+    try:
+        return env_seconds(RETRY_ENV, DEFAULT_RETRY_S, zero=True)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
 
 
 def redact_url(url: str) -> str:
@@ -506,13 +553,8 @@ class ResultStore:
                 with contextlib.suppress(Exception):
                     self.on_retry(line)
 
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception(_is_transient),
-            wait=tenacity.wait_exponential(multiplier=0.2, max=5.0) + tenacity.wait_random(0, 0.2),
-            stop=tenacity.stop_after_delay(self.retry_s),
-            before_sleep=before_sleep,
-            reraise=True,
-        )
+        retrying = patiently(tenacity.retry_if_exception(_is_transient), self.retry_s,
+                             before_sleep)
         try:
             result = retrying(fn)
         except Exception as exc:

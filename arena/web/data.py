@@ -24,7 +24,7 @@ import numpy as np
 
 from arena.ratings import Sprt, sprt_bounds
 from arena.tournament.adaptive import SPRT_ROUND_SETS, pair_score
-from arena.tournament.formats import make_format, seatings_for
+from arena.tournament.formats import make_format
 from arena.tournament.leaderboard import (
     BOOTSTRAP,
     LeaderRow,
@@ -34,6 +34,7 @@ from arena.tournament.leaderboard import (
     luck_summary,
 )
 from arena.tournament.model import ResultRecord
+from arena.tournament.seating import seatings_for
 from arena.tournament.spec import SpecError, TournamentSpec, parse_spec
 from arena.tournament.store import ResultStore, StoreError, TournamentInfo, _record
 from arena.web.frames import build_frames

@@ -14,11 +14,8 @@ from obs_support import run_python
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from arena.observability.metrics import (
-    DECISION_LATENCY_BUCKETS,
-    DECISION_OUTCOMES,
-    DecisionTally,
-)
+from arena.observability.metrics import DECISION_LATENCY_BUCKETS, DECISION_OUTCOMES
+from arena.observability.tally import DecisionTally
 
 Event = tuple[str, float, bool, bool]  # outcome, seconds, strike, flush afterwards
 
@@ -151,7 +148,9 @@ MULTIPROCESS_MATCHES = textwrap.dedent(
     from arena.referee import runner
     from arena.match.types import MatchSpec
 
-    bulk = m._histogram_takes_bucket_counts(m.DECISION_LATENCY_SECONDS.labels(bot="probe"))
+    from arena.observability.tally import _histogram_takes_bucket_counts
+
+    bulk = _histogram_takes_bucket_counts(m.DECISION_LATENCY_SECONDS.labels(bot="probe"))
     rules = Rules.preset("classic").to_json()
     results = []
     for i, interval in enumerate((1.0, 0.0)):  # written at the end; after every decision

@@ -20,7 +20,7 @@ import pytest
 from thousand_bot import client as sdk
 from thousand_bot.examples import Random
 
-from arena.server import app as server_app
+from arena.server import keepalive as gateway_keepalive
 from arena.server.testing import GatewayThread
 
 JS = Path(__file__).resolve().parents[2] / "sdk" / "javascript"
@@ -43,7 +43,7 @@ def node_options(env: dict[str, str]) -> dict[str, int]:
 
 
 def test_gateway_sdk_and_node_bot_use_the_same_keepalive_settings() -> None:
-    server = dict(server_app.keepalive_options(server_app.KEEPALIVE_TIME_MS))
+    server = dict(gateway_keepalive.keepalive_options(gateway_keepalive.KEEPALIVE_TIME_MS))
     python = dict(sdk.keepalive_channel_options(sdk.KEEPALIVE_TIME_MS))
     node = node_options({})
     for key in ("grpc.keepalive_time_ms", "grpc.keepalive_timeout_ms"):
@@ -68,7 +68,7 @@ def test_gateway_sdk_and_node_bot_use_the_same_keepalive_settings() -> None:
         k: v for k, v in sdk.keepalive_channel_options(INTERVAL_MS) if k in node_options({})
     }
     assert (
-        dict(server_app.keepalive_options(INTERVAL_MS))["grpc.keepalive_timeout_ms"]
+        dict(gateway_keepalive.keepalive_options(INTERVAL_MS))["grpc.keepalive_timeout_ms"]
         == (dict(sdk.keepalive_channel_options(INTERVAL_MS))["grpc.keepalive_timeout_ms"])
     )
 
@@ -85,7 +85,7 @@ class _Lines(logging.Handler):
 def test_idle_python_and_node_bots_stay_connected(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(server_app.KEEPALIVE_ENV, str(INTERVAL_MS))
+    monkeypatch.setenv(gateway_keepalive.KEEPALIVE_ENV, str(INTERVAL_MS))
     monkeypatch.setenv(sdk.KEEPALIVE_ENV, str(INTERVAL_MS))
     gateway = GatewayThread(str(tmp_path / "gateway.sqlite3"))
     node = shutil.which("node")

@@ -14,8 +14,8 @@ from prometheus_client import REGISTRY
 
 from arena.tournament.cli import tournament_main
 from arena.tournament.leaderboard import CSV_FIELDS, leaderboard_main
-from arena.tournament.report import report_main
 from arena.tournament.store import ResultStore
+from arena.web.report import report_main
 
 
 def write_spec(tmp_path: Path, name: str = "cli-cup", **changes: Any) -> Path:

@@ -10,14 +10,9 @@ from typing import Any
 import pytest
 
 from arena.tournament.adaptive import LeagueFormat, SprtFormat
-from arena.tournament.formats import (
-    SwissFormat,
-    all_seatings,
-    expand,
-    latin_seatings,
-    make_format,
-)
+from arena.tournament.formats import SwissFormat, expand, make_format
 from arena.tournament.model import ResultRecord, ScheduledMatch
+from arena.tournament.seating import all_seatings, latin_seatings
 from arena.tournament.spec import Participant, TournamentSpec, validate_spec
 
 

@@ -17,8 +17,8 @@ import yaml
 
 from arena.tournament.cli import tournament_main
 from arena.tournament.leaderboard import leaderboard_main
-from arena.tournament.report import report_main
 from arena.tournament.store import ResultStore
+from arena.web.report import report_main
 
 CAUTIOUS = "arena.server.builtin_remote:CautiousGreedyBot"
 

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import shlex
-import signal
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -27,7 +25,7 @@ from typing import IO
 from thousand_bot import __version__
 from thousand_bot.address import gateway_problem
 from thousand_bot.client import BotRejected, TlsSettings
-from thousand_bot.runner import load_bot, run_bot
+from thousand_bot.runner import load_bot, run_bot, until_signalled
 
 TOKEN_ENV = "THOUSAND_BOT_TOKEN"
 GATEWAY_ENV = "THOUSAND_BOT_GATEWAY"
@@ -183,19 +181,24 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     try:
         run_bot(factory, args.gateway, args.token, args.instances, args.max_attempts, tls)
-    except BotRejected as exc:
+    except (BotRejected, ConnectionError) as exc:
+        return _gateway_failed(exc)
+    return EXIT_OK
+
+
+def _gateway_failed(exc: BotRejected | ConnectionError) -> int:
+    """Say on stderr why the bot stopped playing on the gateway, and give the exit status:
+    refused credentials (retrying will not help), or a gateway that cannot be reached."""
+    if isinstance(exc, BotRejected):
         print(f"thousand-bot: the gateway refused the bot: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    except ConnectionError as exc:
-        print(f"thousand-bot: {exc}", file=sys.stderr)
-        return EXIT_UNREACHABLE
-    return EXIT_OK
+    print(f"thousand-bot: {exc}", file=sys.stderr)
+    return EXIT_UNREACHABLE
 
 
 def _run_program(args: argparse.Namespace, command: list[str],
                  tls: TlsSettings | None = None) -> int:
     """A program speaking the text protocol, relayed to the gateway by the bridge."""
-    from thousand_bot.client import BotRejected
     from thousand_bot.stdio.bridge import ProgramFailed, run_programs
 
     if args.transcript and args.instances != 1:
@@ -216,28 +219,19 @@ def _run_program(args: argparse.Namespace, command: list[str],
         assert stream is not None
         stream.write(f"{direction} {line}\n")
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
-        await run_programs(command, args.gateway, args.token, args.instances, stop=stop,
-                           max_attempts=args.max_attempts,
-                           transcript=transcript if out is not None else None, tls=tls)
-
     try:
-        asyncio.run(main())
+        asyncio.run(until_signalled(
+            lambda stop: run_programs(command, args.gateway, args.token, args.instances,
+                                      stop=stop, max_attempts=args.max_attempts,
+                                      transcript=transcript if out is not None else None,
+                                      tls=tls)
+        ))
     except ProgramFailed as exc:
         if exc.exit_code:
             print(f"thousand-bot: {exc}", file=sys.stderr)
         return exc.exit_code
-    except BotRejected as exc:
-        print(f"thousand-bot: the gateway refused the bot: {exc}", file=sys.stderr)
-        return EXIT_REFUSED
-    except ConnectionError as exc:
-        print(f"thousand-bot: {exc}", file=sys.stderr)
-        return EXIT_UNREACHABLE
+    except (BotRejected, ConnectionError) as exc:
+        return _gateway_failed(exc)
     finally:
         if out is not None:
             out.close()

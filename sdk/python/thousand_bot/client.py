@@ -17,7 +17,6 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -27,6 +26,7 @@ from thousand_bot.address import gateway_problem
 from thousand_bot.bot import Bot, Request
 from thousand_bot.convert import event_to_dict, observation_to_dict
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc
+from thousand_bot.tlsfiles import read_pem
 
 log = logging.getLogger("thousand_bot")
 
@@ -91,15 +91,7 @@ class TlsSettings:
             raise ValueError("a client certificate and its key go together (--tls-cert, --tls-key)")
 
         def read(path: str | None, what: str) -> bytes | None:
-            if not path:
-                return None
-            try:
-                data = Path(path).expanduser().read_bytes()
-            except OSError as exc:
-                raise ValueError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
-            if not data.strip():
-                raise ValueError(f"the {what} {path} is empty")
-            return data
+            return read_pem(path, what) if path else None
 
         return cls(read(ca, "CA certificate"), read(cert, "TLS certificate"),
                    read(key, "TLS key"))

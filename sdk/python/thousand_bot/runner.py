@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from thousand_bot.bot import Bot
 from thousand_bot.client import BotClient, TlsSettings
@@ -70,12 +70,17 @@ def run_bot(
     else:
         factory = bot
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
-        await run_bots(factory, server, token, instances, stop, max_attempts, tls)
+    asyncio.run(until_signalled(
+        lambda stop: run_bots(factory, server, token, instances, stop, max_attempts, tls)
+    ))
 
-    asyncio.run(main())
+
+async def until_signalled(run: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+    """``run(stop)``, with Ctrl-C and SIGTERM setting ``stop`` (where the loop can take
+    signal handlers), so that the bots end their streams before the program exits."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    await run(stop)

@@ -11,7 +11,6 @@ import datetime as _dt
 import html
 import json
 import math
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,8 +28,13 @@ from arena.tournament.leaderboard import (
     unbounded_note,
 )
 from arena.tournament.model import ResultRecord
-from arena.tournament.spec import DEFAULT_DB
-from arena.tournament.store import ResultStore, StoreError, StoreUnavailable, TournamentInfo
+from arena.tournament.store import (
+    ResultStore,
+    StoreError,
+    TournamentInfo,
+    add_db_option,
+    store_failed,
+)
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:960px;
@@ -309,11 +313,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="arena report", description="Write an HTML report (ratings plot, tables) of results."
     )
-    parser.add_argument(
-        "--db",
-        default=os.environ.get("ARENA_DB_URL") or DEFAULT_DB,
-        help=f"results database (default $ARENA_DB_URL, else {DEFAULT_DB})",
-    )
+    add_db_option(parser)
     parser.add_argument("--tournament", "-t", help="one tournament (default: all)")
     parser.add_argument(
         "--out", "-o", default="report.html", help="output file (default report.html)"
@@ -330,12 +330,8 @@ def report_main(argv: Sequence[str] | None = None) -> int:
         with ResultStore(args.db, create=False) as store:
             text = render_report(store, args.tournament, n_bootstrap=args.bootstrap,
                                  web_url=args.web_url, matches=args.matches)
-    except StoreUnavailable as exc:
-        print(f"arena report: {exc}", file=sys.stderr)
-        return 3
     except StoreError as exc:
-        print(f"arena report: {exc}", file=sys.stderr)
-        return 2
+        return store_failed("arena report", exc)
     out = Path(args.out)
     try:
         out.write_text(text, encoding="utf-8")
