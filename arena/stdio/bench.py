@@ -22,6 +22,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -30,10 +31,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena import exitcodes
 from arena.compiled import status as compiled_status
 from arena.referee.clock import BotClock
 from arena.server.hub import BotHub, Outcome
-from arena.server.processes import BotProcess, Service, stop_all, wait_until
+from arena.server.processes import BotProcess, Service, ServiceError, stop_all, wait_until
 from arena.server.testing import GatewayThread
 
 #: The bot logic both ways.
@@ -201,10 +203,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--program {item!r}: expected NAME=COMMAND (a name other than "
                          "sdk and stdio)")
         programs[name] = shlex.split(command)
+        found = shutil.which(programs[name][0]) if programs[name] else None
+        if found is None:
+            parser.error(f"--program {item!r}: {programs[name][0]!r} is not a program "
+                         "that can be started (built? on the PATH, or a path to it?)")
     # The gateway warns of every public seed with a remote bot seated: these are ours.
     logging.getLogger("arena").setLevel(logging.ERROR)
-    result = bench_stdio(matches=args.matches, deals=args.deals, rounds=args.rounds,
-                         programs=programs)
+    try:
+        result = bench_stdio(matches=args.matches, deals=args.deals, rounds=args.rounds,
+                             programs=programs)
+    except ServiceError as exc:
+        print(f"arena bench stdio: {exc}", file=sys.stderr)
+        return exitcodes.FAILED
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from stdio_support import Starter
 
@@ -33,3 +34,12 @@ def test_bench_stdio_refuses_a_bad_program_option() -> None:
     out = subprocess.run([sys.executable, "-m", "arena.cli", "bench", "stdio", "--program",
                           "sdk=./x"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "expected NAME=COMMAND" in out.stderr
+
+
+def test_bench_stdio_says_in_one_line_that_a_program_cannot_be_started(tmp_path: Path) -> None:
+    """A starter that was not built yet is a user's mistake: one line, exit 2, no traceback."""
+    out = subprocess.run([sys.executable, "-m", "arena.cli", "bench", "stdio", "--program",
+                          f"c={tmp_path / 'mybot'}"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert "is not a program that can be started" in out.stderr
+    assert "Traceback" not in out.stderr
