@@ -60,6 +60,6 @@ def test_the_doctor_and_the_benchmark_as_printed(sh: Shell) -> None:
     doctor = sh.run(block("docs/hosted.md", "arena doctor").commands()[0], timeout=120)
     assert doctor.stdout.startswith("hosted bots: can run on this host")
     assert re.search(r"cgroups\s+cgroup v[12] \(memory, pids, cpu", doctor.stdout)
-    bench = block("docs/hosted.md", "$ arena bench hosted --starts 50")
+    bench = block("docs/hosted.md", "$ arena bench hosted")
     got = sh.run(bench.commands()[0], timeout=600).stdout.splitlines()
     assert [shape(x) for x in got] == [shape(x) for x in bench.output().splitlines()]
