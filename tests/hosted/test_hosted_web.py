@@ -8,12 +8,14 @@ import json
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from hosted_support import REPO, python_bot, register
 
 sys.path.insert(0, str(REPO / "tests" / "web"))
 
 from browser import chromium
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
@@ -78,7 +80,18 @@ def test_the_hosted_bot_page(scratch: Path) -> None:
                 form.find_element(By.NAME, "token").send_keys(token_text)
                 form.find_element(By.TAG_NAME, "button").click()
                 WebDriverWait(browser, 20).until(staleness_of(form))
-                return str(browser.find_element(By.TAG_NAME, "main").text)
+
+                def loaded_main(driver: Any) -> str | bool:
+                    # The answer's page may still be replacing the form's: read it once
+                    # its document is complete, again if a node went stale meanwhile.
+                    try:
+                        if driver.execute_script("return document.readyState") != "complete":
+                            return False
+                        return str(driver.find_element(By.TAG_NAME, "main").text) or False
+                    except WebDriverException:
+                        return False
+
+                return str(WebDriverWait(browser, 20).until(loaded_main))
 
             assert "That token is not the token of alice" in logs_with(other)
             assert "That token is not the token of alice" in logs_with(ORG)
