@@ -41,6 +41,23 @@ class First(Bot):
 """
 
 
+
+def answer_text(browser: Any, by: str, value: str) -> str:
+    """The text of an element of the page that answered a form. That page may still be
+    replacing the form's: read it once its document is complete, again if a node went
+    stale meanwhile (Chromium: "Node with given id does not belong to the document")."""
+
+    def loaded(driver: Any) -> str | bool:
+        try:
+            if driver.execute_script("return document.readyState") != "complete":
+                return False
+            return str(driver.find_element(by, value).text) or False
+        except WebDriverException:
+            return False
+
+    return str(WebDriverWait(browser, 20).until(loaded))
+
+
 def test_the_hosted_bot_page(scratch: Path) -> None:
     db = f"sqlite:///{scratch / 'results.sqlite3'}"
     gateway = GatewayProcess.start(db_path=scratch / "gateway.sqlite3",
@@ -80,18 +97,7 @@ def test_the_hosted_bot_page(scratch: Path) -> None:
                 form.find_element(By.NAME, "token").send_keys(token_text)
                 form.find_element(By.TAG_NAME, "button").click()
                 WebDriverWait(browser, 20).until(staleness_of(form))
-
-                def loaded_main(driver: Any) -> str | bool:
-                    # The answer's page may still be replacing the form's: read it once
-                    # its document is complete, again if a node went stale meanwhile.
-                    try:
-                        if driver.execute_script("return document.readyState") != "complete":
-                            return False
-                        return str(driver.find_element(By.TAG_NAME, "main").text) or False
-                    except WebDriverException:
-                        return False
-
-                return str(WebDriverWait(browser, 20).until(loaded_main))
+                return answer_text(browser, By.TAG_NAME, "main")
 
             assert "That token is not the token of alice" in logs_with(other)
             assert "That token is not the token of alice" in logs_with(ORG)
@@ -109,7 +115,7 @@ def test_the_hosted_bot_page(scratch: Path) -> None:
             form.find_element(By.NAME, "archive").send_keys(str(archive))
             form.find_element(By.TAG_NAME, "button").click()
             WebDriverWait(browser, 20).until(staleness_of(form))
-            text = browser.find_element(By.ID, "submitted").text
+            text = answer_text(browser, By.ID, "submitted")
             assert text.startswith("New version") and "python" in text
     finally:
         gateway.stop()
