@@ -90,12 +90,10 @@ def hidden_places(installed: Iterable[str]) -> list[str]:
     """The usual private places, and also the top-level directory holding the checkout,
     the virtual environment or the working directory when it is not one of the system's
     (a checkout in ``/check/...`` or ``/build/...`` is hidden as one in ``/work`` is;
-    what the hosts need of it comes back read-only)."""
-    import arena
-
+    what the hosts need of it comes back read-only). The installed paths name the arena's
+    own packages, so the checkout of an editable install is among them."""
     places = list(HIDE)
-    candidates = [*installed, str(Path(arena.__file__).resolve().parents[1]), os.getcwd()]
-    for path in candidates:
+    for path in [*installed, os.getcwd()]:
         parts = Path(os.path.realpath(path)).parts
         top = "/" + parts[1] if len(parts) > 1 else "/"
         if top not in _SYSTEM_TOPS and top not in places:
