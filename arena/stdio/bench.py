@@ -203,8 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--program {item!r}: expected NAME=COMMAND (a name other than "
                          "sdk and stdio)")
         programs[name] = shlex.split(command)
-        found = shutil.which(programs[name][0]) if programs[name] else None
-        if found is None:
+        if shutil.which(programs[name][0]) is None:  # non-empty: the command has a word
             parser.error(f"--program {item!r}: {programs[name][0]!r} is not a program "
                          "that can be started (built? on the PATH, or a path to it?)")
     # The gateway warns of every public seed with a remote bot seated: these are ours.
