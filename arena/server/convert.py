@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from thousand_bot.proto.thousand.v1 import bot_pb2, common_pb2
+from thousand_bot.stdio.protocol import OBSERVATION_KEYS as OBSERVATION_KEYS
 
 from arena.match.types import JSON, DecisionRequest
 
@@ -107,13 +108,8 @@ def _fill_observation(msg: common_pb2.Observation, key: str, value: Any) -> None
         raise KeyError(key)
 
 
-#: Observation keys with a typed field, in the engine's order.
-OBSERVATION_KEYS = (
-    "seat", "players", "dealer", "deal", "phase", "to_act", "hand", "scores", "barrel",
-    "bolts", "active", "auction", "bid", "declarer", "contract", "blind", "talon", "given",
-    "received", "discarded", "shown_marriages", "trump", "marriages", "trick", "leader",
-    "tricks_taken", "points_taken", "hand_sizes",
-)  # fmt: skip
+#: Observation keys with a typed field: the protocol's keys (OBSERVATION_KEYS, in the
+#: engine's order), the same in a request's message as in a bot program's request block.
 _TYPED = frozenset(OBSERVATION_KEYS)
 #: Typed keys whose value may be None (the field is then left unset).
 _NULLABLE = frozenset((*_OPTIONAL_INT_FIELDS, "trump"))

@@ -130,9 +130,28 @@ def unescape(text: str) -> str:
 
 # ------------------------------------------------------------------------------ values
 
-#: Encoded scalars that recur in every request (cards, actions, small numbers), bounded.
-_SCALARS: dict[Any, str] = {}
+#: How many escaped texts each cache below keeps at the most.
 _SCALARS_MAX = 4096
+
+
+class _Escapes(dict[str, str]):
+    """Escaped texts that recur in every request (cards, actions, phases), each escaped
+    once: a text not yet here is escaped on lookup, and kept when short, up to a bound."""
+
+    def __init__(self, escape: Callable[[str], str]) -> None:
+        super().__init__()
+        self.escape = escape
+
+    def __missing__(self, text: str) -> str:
+        escaped = self.escape(text)
+        if len(text) <= 24 and len(self) < _SCALARS_MAX:
+            self[text] = escaped
+        return escaped
+
+
+#: Scalars as values, and as the parts of a list item (``:`` escaped too).
+_SCALARS = _Escapes(escape_value)
+_PARTS = _Escapes(escape_part)
 
 
 def _scalar(value: Any) -> str:
@@ -143,12 +162,7 @@ def _scalar(value: Any) -> str:
     if value is False:
         return "0"
     if type(value) is str:
-        cached = _SCALARS.get(value)
-        if cached is None:
-            cached = escape_value(value)
-            if len(value) <= 24 and len(_SCALARS) < _SCALARS_MAX:
-                _SCALARS[value] = cached
-        return cached
+        return _SCALARS[value]
     if type(value) is int:
         return str(value)
     if isinstance(value, float):
@@ -160,18 +174,10 @@ def _scalar(value: Any) -> str:
     return escape_value(str(value))
 
 
-_PARTS: dict[str, str] = {}
-
-
 def _part(value: Any) -> str:
     """One part of a list item (``0:KH``): a scalar, ``:`` escaped too."""
     if type(value) is str:
-        cached = _PARTS.get(value)
-        if cached is None:
-            cached = escape_part(value)
-            if len(value) <= 24 and len(_PARTS) < _SCALARS_MAX:
-                _PARTS[value] = cached
-        return cached
+        return _PARTS[value]
     if type(value) is int:
         return str(value)
     return _scalar(value)
@@ -181,8 +187,7 @@ def _item(item: Any) -> str:
     """One list item: a scalar, or parts joined with ``:``."""
     kind = type(item)
     if kind is str:
-        cached = _SCALARS.get(item)
-        return cached if cached is not None else _scalar(item)
+        return _SCALARS[item]
     if kind is list or kind is tuple:
         return ":".join([_part(p) for p in item])
     return _scalar(item)
