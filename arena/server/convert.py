@@ -55,6 +55,17 @@ def _pairs(value: Any, size: int) -> list[list[Any]]:
     return items
 
 
+#: The observation's lists of items, each item a message: its type, and its parts in the
+#: engine's order, each with the check of its value.
+_ITEMS: dict[str, tuple[Callable[..., Any], tuple[tuple[str, Callable[[Any], Any]], ...]]] = {
+    "auction": (common_pb2.AuctionEntry, (("seat", _int), ("action", _str))),
+    "given": (common_pb2.GivenCard, (("card", _str), ("seat", _int))),
+    "marriages": (common_pb2.Marriage, (("seat", _int), ("suit", _str), ("points", _int))),
+    "shown_marriages": (common_pb2.ShownMarriage, (("seat", _int), ("suit", _str))),
+    "trick": (common_pb2.TrickCard, (("seat", _int), ("card", _str))),
+}
+
+
 def _fill_observation(msg: common_pb2.Observation, key: str, value: Any) -> None:
     """Set one typed field; raises TypeError/ValueError when the value does not fit it."""
     if key in _INT_FIELDS:
@@ -83,26 +94,11 @@ def _fill_observation(msg: common_pb2.Observation, key: str, value: Any) -> None
     elif key == "trump":
         if value is not None:
             msg.trump = _str(value)
-    elif key == "auction":
-        msg.auction.extend(
-            common_pb2.AuctionEntry(seat=_int(s), action=_str(a)) for s, a in _pairs(value, 2)
-        )
-    elif key == "given":
-        msg.given.extend(
-            common_pb2.GivenCard(card=_str(c), seat=_int(s)) for c, s in _pairs(value, 2)
-        )
-    elif key == "marriages":
-        msg.marriages.extend(
-            common_pb2.Marriage(seat=_int(s), suit=_str(u), points=_int(p))
-            for s, u, p in _pairs(value, 3)
-        )
-    elif key == "shown_marriages":
-        msg.shown_marriages.extend(
-            common_pb2.ShownMarriage(seat=_int(s), suit=_str(u)) for s, u in _pairs(value, 2)
-        )
-    elif key == "trick":
-        msg.trick.extend(
-            common_pb2.TrickCard(seat=_int(s), card=_str(c)) for s, c in _pairs(value, 2)
+    elif key in _ITEMS:
+        item, parts = _ITEMS[key]
+        getattr(msg, key).extend(
+            item(**{name: check(v) for (name, check), v in zip(parts, values, strict=True)})
+            for values in _pairs(value, len(parts))
         )
     else:
         raise KeyError(key)
@@ -241,6 +237,45 @@ def _int_list(value: Any) -> list[int]:
     return []
 
 
+_Builder = Callable[[Mapping[str, Any], int], common_pb2.MatchEvent]
+_Read = Callable[[Mapping[str, Any]], Any]
+
+
+def _int_at(key: str) -> _Read:
+    return lambda e: _get_int(e, key)
+
+
+def _str_at(key: str) -> _Read:
+    return lambda e: _get_str(e, key)
+
+
+def _flat(body: Callable[..., Any], field: str, **fields: _Read) -> _Builder:
+    """The builder of an event whose typed body is its deal and fields each read from one
+    key of the event (``fields``: the body's field names, each with its reader)."""
+
+    def build(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
+        values = {name: read(e) for name, read in fields.items()}
+        return common_pb2.MatchEvent(**{field: body(deal=deal, **values)})
+
+    return build
+
+
+_deal_start = _flat(
+    common_pb2.DealStart, "deal_start",
+    dealer=_int_at("dealer"), active=lambda e: _int_list(e.get("active")),
+)
+_action = _flat(
+    common_pb2.ActionTaken, "action",
+    seat=_int_at("seat"), action=_str_at("action"),
+    automatic=lambda e: bool(e.get("auto", False)), fallback=_str_at("fallback"),
+)
+_marriage = _flat(
+    common_pb2.MarriageDeclared, "marriage",
+    seat=_int_at("seat"), suit=_str_at("suit"), points=_int_at("points"), kind=_str_at("kind"),
+)
+_redeal = _flat(common_pb2.Redeal, "redeal", reason=_str_at("reason"))
+
+
 def _match_start(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
     bots = e.get("seats", e.get("bots"))
     rules = e.get("rules")
@@ -253,24 +288,6 @@ def _match_start(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
     return common_pb2.MatchEvent(match_start=body)
 
 
-def _deal_start(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
-    body = common_pb2.DealStart(
-        deal=deal, dealer=_get_int(e, "dealer"), active=_int_list(e.get("active"))
-    )
-    return common_pb2.MatchEvent(deal_start=body)
-
-
-def _action(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
-    body = common_pb2.ActionTaken(
-        deal=deal,
-        seat=_get_int(e, "seat"),
-        action=_get_str(e, "action"),
-        automatic=bool(e.get("auto", False)),
-        fallback=_get_str(e, "fallback"),
-    )
-    return common_pb2.MatchEvent(action=body)
-
-
 def _talon(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
     cards = e.get("cards")
     body = common_pb2.TalonShown(
@@ -278,21 +295,6 @@ def _talon(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
         cards=[c for c in cards if isinstance(c, str)] if isinstance(cards, list | tuple) else [],
     )
     return common_pb2.MatchEvent(talon=body)
-
-
-def _marriage(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
-    body = common_pb2.MarriageDeclared(
-        deal=deal,
-        seat=_get_int(e, "seat"),
-        suit=_get_str(e, "suit"),
-        points=_get_int(e, "points"),
-        kind=_get_str(e, "kind"),
-    )
-    return common_pb2.MatchEvent(marriage=body)
-
-
-def _redeal(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
-    return common_pb2.MatchEvent(redeal=common_pb2.Redeal(deal=deal, reason=_get_str(e, "reason")))
 
 
 def _trick(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
@@ -337,7 +339,7 @@ def _match_end(e: Mapping[str, Any], deal: int) -> common_pb2.MatchEvent:
     return common_pb2.MatchEvent(match_end=body)
 
 
-_BODIES: dict[str, Callable[[Mapping[str, Any], int], common_pb2.MatchEvent]] = {
+_BODIES: dict[str, _Builder] = {
     "match_start": _match_start,
     "deal_start": _deal_start,
     "action": _action,
