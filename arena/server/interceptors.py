@@ -15,6 +15,19 @@ ORGANISER_SERVICE = "thousand.v1.OrganiserService"
 #: Takes a bot's token or the organiser's; the service decides what each may do.
 HOSTED_SERVICE = "thousand.v1.HostedService"
 
+#: A valid token on the service of the other side: the failure the metrics count, and
+#: what the caller is told.
+_WRONG_TOKEN: dict[tuple[str, Verdict], tuple[str, str]] = {
+    (ORGANISER_SERVICE, Verdict.BOT): (
+        "bot_token_on_organiser",
+        "a bot token cannot call the organiser service; use the organiser token",
+    ),
+    (BOT_SERVICE, Verdict.ORGANISER): (
+        "organiser_token_on_bot",
+        "the organiser token cannot play; register a bot and use its token",
+    ),
+}
+
 
 def _refusal(
     handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str
@@ -56,18 +69,9 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if verdict not in (Verdict.BOT, Verdict.ORGANISER):
             self.metrics.auth_failure(verdict.value)
             return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, identity.message)
-        if service == ORGANISER_SERVICE and verdict is Verdict.BOT:
-            self.metrics.auth_failure("bot_token_on_organiser")
-            return _refusal(
-                handler,
-                grpc.StatusCode.PERMISSION_DENIED,
-                "a bot token cannot call the organiser service; use the organiser token",
-            )
-        if service == BOT_SERVICE and verdict is Verdict.ORGANISER:
-            self.metrics.auth_failure("organiser_token_on_bot")
-            return _refusal(
-                handler,
-                grpc.StatusCode.PERMISSION_DENIED,
-                "the organiser token cannot play; register a bot and use its token",
-            )
+        wrong = _WRONG_TOKEN.get((service, verdict))
+        if wrong is not None:
+            failure, message = wrong
+            self.metrics.auth_failure(failure)
+            return _refusal(handler, grpc.StatusCode.PERMISSION_DENIED, message)
         return handler
