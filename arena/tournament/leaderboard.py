@@ -16,6 +16,7 @@ import math
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -123,6 +124,13 @@ def game_table(records: Sequence[ResultRecord]) -> GameTable:
     return table.with_luck(luck)
 
 
+#: What a row takes from its player's rating under the same names, the counts kept
+#: beside it, and what it takes from the luck-adjusted rating under ``adj_`` names.
+_RATED = ("player", "rating", "ci_low", "ci_high", "games", "mean_score", "win_rate", "bounded")
+_COUNTED = ("timeouts", "illegal", "strikes", "forfeits")
+_ADJUSTED = ("rating", "ci_low", "ci_high", "bounded")
+
+
 def compute_leaderboard(
     records: Iterable[ResultRecord], *, n_bootstrap: int = BOOTSTRAP, seed: int = 0
 ) -> list[LeaderRow]:
@@ -140,7 +148,7 @@ def compute_leaderboard(
     bots: dict[str, str] = {}
     for r in recs:
         for seat, name in enumerate(r.players):
-            c = counts.setdefault(name, {"timeouts": 0, "illegal": 0, "strikes": 0, "forfeits": 0})
+            c = counts.setdefault(name, dict.fromkeys(_COUNTED, 0))
             stats = r.seat_stats[seat] if seat < len(r.seat_stats) else {}
             c["timeouts"] += int(stats.get("timeouts", 0))
             c["illegal"] += int(stats.get("illegal", 0))
@@ -151,30 +159,12 @@ def compute_leaderboard(
                 bots[name] = r.bots[seat]
     rows = []
     for i, row in enumerate(rated, start=1):
-        c = counts.get(row.player, {})
+        fields: dict[str, Any] = {key: getattr(row, key) for key in _RATED}
+        fields.update(counts.get(row.player, dict.fromkeys(_COUNTED, 0)))
         adj = adjusted.get(row.player)
-        rows.append(
-            LeaderRow(
-                rank=i,
-                player=row.player,
-                bot=bots.get(row.player, ""),
-                rating=row.rating,
-                ci_low=row.ci_low,
-                ci_high=row.ci_high,
-                games=row.games,
-                mean_score=row.mean_score,
-                win_rate=row.win_rate,
-                timeouts=c.get("timeouts", 0),
-                illegal=c.get("illegal", 0),
-                strikes=c.get("strikes", 0),
-                forfeits=c.get("forfeits", 0),
-                bounded=row.bounded,
-                adj_rating=adj.rating if adj else math.nan,
-                adj_ci_low=adj.ci_low if adj else math.nan,
-                adj_ci_high=adj.ci_high if adj else math.nan,
-                adj_bounded=adj.bounded if adj else False,
-            )
-        )
+        if adj is not None:  # else the row's defaults: no luck-adjusted rating
+            fields.update({f"adj_{key}": getattr(adj, key) for key in _ADJUSTED})
+        rows.append(LeaderRow(rank=i, bot=bots.get(row.player, ""), **fields))
     return rows
 
 
