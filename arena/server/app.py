@@ -227,7 +227,7 @@ class Gateway:
             await self._server.wait_for_termination()
 
 
-def _result_writer(path: str, then: ResultHook | None) -> ResultHook:
+def _result_writer(path: str) -> ResultHook:
     """A result hook appending JSON lines; an append per result survives a crash."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -235,56 +235,24 @@ def _result_writer(path: str, then: ResultHook | None) -> ResultHook:
     async def write(result: MatchResult) -> None:
         with target.open("a", encoding="utf-8") as out:
             out.write(json.dumps(result.to_json(), separators=(",", ":")) + "\n")
-        if then is not None:
-            maybe = then(result)
-            if maybe is not None:
-                await maybe
 
     return write
 
 
 async def serve(
-    port: int,
+    gateway: Gateway,
     metrics_port: int | None,
-    db_path: str,
-    organiser_token: str | None,
     *,
-    host: str = "127.0.0.1",
     metrics_addr: str = "127.0.0.1",
-    grace_s: float = DEFAULT_GRACE_S,
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     stop: asyncio.Event | None = None,
-    on_result: ResultHook | None = None,
-    results_path: str | None = None,
-    routing_url: str | None = None,
-    max_matches: int = 0,
-    tls: ServerTls | None = None,
-    store_url: str | None = None,
 ) -> None:
-    """Run a gateway until SIGTERM/SIGINT (or ``stop`` is set), then shut down gracefully.
+    """Run ``gateway`` until SIGTERM/SIGINT (or ``stop`` is set), then shut it down
+    gracefully.
 
-    Without an organiser token one is generated and printed once, so a first run works
-    without configuration while the token still never lands in a file. With
-    ``results_path`` every finished match (completed, forfeit or aborted at shutdown) is
-    appended to that file as one JSON line. With ``routing_url`` (a Redis URL) matches
-    played elsewhere (tournament executors, Celery workers) reach the bots connected here.
+    A gateway made without an organiser token has generated one: it is printed once, so a
+    first run works without configuration while the token still never lands in a file.
     """
     stop = stop or asyncio.Event()
-    if results_path is not None:
-        on_result = _result_writer(results_path, on_result)
-    gateway = Gateway(
-        db_path=db_path,
-        organiser_token=organiser_token,
-        host=host,
-        port=port,
-        max_message_bytes=max_message_bytes,
-        grace_s=grace_s,
-        on_result=on_result,
-        routing_url=routing_url,
-        max_matches=max_matches,
-        tls=tls,
-        store_url=store_url,
-    )
     metrics_server = (
         start_metrics_server(metrics_port, metrics_addr) if metrics_port is not None else None
     )
@@ -294,14 +262,14 @@ async def serve(
         if metrics_server is not None:
             metrics_server.close()
         raise
-    gateway.matches.name = f"gateway {host}:{bound}"
+    gateway.matches.name = f"gateway {gateway.host}:{bound}"
     settle_heap()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
             loop.add_signal_handler(sig, stop.set)
-    print(f"gateway listening on {host}:{bound}" + (" (TLS)" if tls is not None else ""),
-          flush=True)
+    print(f"gateway listening on {gateway.host}:{bound}"
+          + (" (TLS)" if gateway.tls is not None else ""), flush=True)
     if metrics_server is not None:
         print(f"metrics on http://{metrics_addr}:{metrics_server.port}/metrics", flush=True)
     if gateway.generated_token:
@@ -332,6 +300,29 @@ async def serve(
         if metrics_server is not None:
             metrics_server.close()
     print("gateway stopped", flush=True)
+
+
+async def _serve_args(args: argparse.Namespace, token: str | None, tls: ServerTls | None) -> None:
+    """The gateway of ``arena serve``'s options, made and run in the event loop.
+
+    With ``--results`` every finished match (completed, forfeit or aborted at shutdown) is
+    appended to that file as one JSON line. With ``--routing`` (a Redis URL) matches
+    played elsewhere (tournament executors, Celery workers) reach the bots connected here.
+    """
+    gateway = Gateway(
+        db_path=args.db,
+        organiser_token=token,
+        host=args.host,
+        port=args.port,
+        max_message_bytes=args.max_message_bytes,
+        grace_s=args.grace,
+        on_result=None if args.results is None else _result_writer(args.results),
+        routing_url=args.routing,
+        max_matches=args.max_matches,
+        tls=tls,
+        store_url=args.store,
+    )
+    await serve(gateway, args.metrics_port, metrics_addr=args.metrics_addr)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -425,23 +416,7 @@ def main_serve(argv: Sequence[str] | None = None) -> int:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 2
     try:
-        asyncio.run(
-            serve(
-                args.port,
-                args.metrics_port,
-                args.db,
-                token,
-                host=args.host,
-                metrics_addr=args.metrics_addr,
-                grace_s=args.grace,
-                max_message_bytes=args.max_message_bytes,
-                results_path=args.results,
-                routing_url=args.routing,
-                max_matches=args.max_matches,
-                tls=tls,
-                store_url=args.store,
-            )
-        )
+        asyncio.run(_serve_args(args, token, tls))
     except (OSError, MetricsSetupError) as exc:
         print(f"arena serve: {exc}", file=sys.stderr)
         return 1
