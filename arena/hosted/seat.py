@@ -28,6 +28,7 @@ from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.match.types import JSON, DecisionRequest, SeatStats
 from arena.referee.clock import BotClock
+from arena.referee.submitted import SubmittedSeat
 from arena.sandbox import Bind, Limits, Sandbox, SandboxError, SandboxExit
 from arena.sandbox.runtimes import BOT_DIR, RUNTIME_DIR, RuntimeMissing, launch
 from arena.server.auth import Authenticator, Identity, TokenWatch, Verdict
@@ -136,7 +137,7 @@ def _failed(message: str) -> asyncio.Future[str]:
     return fut
 
 
-class HostedSeat:
+class HostedSeat(SubmittedSeat):
     """One seat of a match played by a hosted bot in a sandbox on this host."""
 
     in_process = False
@@ -321,12 +322,6 @@ class HostedSeat:
         if self.dead is not None:
             return _failed(f"the bot cannot answer: {self.dead}")
         return self._track(self.remote.submit_clocked(request, clock))
-
-    async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
-        return await self.submit_clocked(request, clock)
-
-    async def decide(self, request: DecisionRequest) -> str:
-        return await self.submit_clocked(request, BotClock())
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         self.on_event_nowait(match_id, event)

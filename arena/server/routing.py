@@ -47,6 +47,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, LoopStalls, wait_answer
+from arena.referee.submitted import SubmittedSeat
 from arena.server.hub import BotHub, RemoteSeat
 from arena.tournament.routing import (
     REPLY_TTL_S,
@@ -559,7 +560,7 @@ class RedisRouting:
                 self.hub.forget(bot, match_id)
 
 
-class HybridSeat:
+class HybridSeat(SubmittedSeat):
     """A seat of a match played in this gateway, for a bot that may be here or elsewhere.
 
     With several gateways serving one pool of bots, the bot of a match started here may be
@@ -584,12 +585,6 @@ class HybridSeat:
         if self._here():
             return self.local.submit_clocked(request, clock)
         return asyncio.ensure_future(self.far.decide_clocked(request, clock))
-
-    async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
-        return await self.submit_clocked(request, clock)
-
-    async def decide(self, request: DecisionRequest) -> str:
-        return await self.submit_clocked(request, BotClock())
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         sequence = self._sequences.get(match_id, 0)

@@ -57,6 +57,7 @@ from arena.match.command import parse_command, program_problem
 from arena.match.types import JSON, DecisionRequest
 from arena.referee.clock import BotClock, new_future
 from arena.referee.errors import fail_decision
+from arena.referee.submitted import SubmittedSeat
 from arena.server.hub import BotHub, RemoteSeat
 from arena.server.limits import StreamLimits, escape
 from arena.stdio.session import (
@@ -74,6 +75,11 @@ log = logging.getLogger("arena.stdio")
 LOG_MAX_BYTES = 1 << 20
 
 
+def _gone(status: ProgramStatus) -> TimeoutError:
+    """What a decision the program can no longer answer fails with."""
+    return TimeoutError(f"the bot's program {status.detail or status.state}")
+
+
 def _log_sink(name: str) -> LogSink:
     def sink(line: str) -> None:
         log.info("%s: %s", name, escape(line))
@@ -81,7 +87,7 @@ def _log_sink(name: str) -> LogSink:
     return sink
 
 
-class StdioSeat:
+class StdioSeat(SubmittedSeat):
     """A seat played by a bot program (see the module's docstring).
 
     It holds a :class:`RemoteSeat` rather than being one (a compiled class takes no
@@ -159,33 +165,23 @@ class StdioSeat:
 
     def _ended(self, status: ProgramStatus) -> None:
         """The program is gone: what it was asked and had not answered times out now."""
-        why = f"the bot's program {status.detail or status.state}"
         for future in list(self._waiting.values()):
-            fail_decision(future, TimeoutError(why))
+            fail_decision(future, _gone(status))
 
     # --- decisions ---------------------------------------------------------------------
 
-    def _submit(
-        self,
-        match_id: str,
-        request_id: str,
-        observation: JSON,
-        legal: tuple[str, ...],
-        deadline_ms: int,
-        time_bank_ms: int,
-        clock: BotClock,
-    ) -> asyncio.Future[str]:
+    def submit_clocked(self, request: DecisionRequest, clock: BotClock) -> asyncio.Future[str]:
         if self.session.ended.is_set():
             stalls = clock.stalls
             loop = stalls.loop if stalls is not None else asyncio.get_running_loop()
             future: asyncio.Future[str] = new_future(loop)
-            status = self.session.status
-            why = f"the bot's program {status.detail or status.state}"
-            fail_decision(future, TimeoutError(why))
+            fail_decision(future, _gone(self.session.status))
             return future
         if self._opening is None:  # a seat used without prepare(): started on first use
             self._opening = asyncio.ensure_future(self.session.open())
-        text = encode_request(match_id, request_id, observation, legal, deadline_ms, time_bank_ms)
+        match_id, request_id, legal = request.match_id, request.request_id, tuple(request.legal)
+        text = encode_request(match_id, request_id, request.observation, legal,
+                              request.deadline_ms, request.time_bank_ms)
         future = self.hub.submit_message(self.bot, match_id, request_id, legal, text.encode(),
                                          clock)
         self._waiting[request_id] = future
@@ -211,22 +207,18 @@ class StdioSeat:
         time_bank_ms: int,
         clock: BotClock,
     ) -> asyncio.Future[str]:
-        return self._submit(match_id, request_id, game.observation(seat), legal, deadline_ms,
-                            time_bank_ms, clock)
-
-    def submit_clocked(self, request: DecisionRequest, clock: BotClock) -> asyncio.Future[str]:
-        return self._submit(request.match_id, request.request_id, request.observation,
-                            tuple(request.legal), request.deadline_ms, request.time_bank_ms,
-                            clock)
+        """The request as its parts, as the referee hands them to a gateway's remote seat
+        (:meth:`RemoteSeat.submit_game <arena.server.hub.RemoteSeat.submit_game>`), which
+        a hosted bot's seat passes on to its program too."""
+        request = DecisionRequest(match_id, request_id, seat, game.observation(seat), legal,
+                                  deadline_ms, time_bank_ms)
+        return self.submit_clocked(request, clock)
 
     async def decide_clocked(self, request: DecisionRequest, clock: BotClock) -> str:
         answer: Any = await self.submit_clocked(request, clock)
         if isinstance(answer, BaseException):  # handed over by errors.fail_decision
             raise answer
         return str(answer)
-
-    async def decide(self, request: DecisionRequest) -> str:
-        return await self.decide_clocked(request, BotClock())
 
     async def on_event(self, match_id: str, event: JSON) -> None:
         self._remote.on_event_nowait(match_id, event)
