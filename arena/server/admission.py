@@ -50,6 +50,15 @@ def default_min_limit() -> int:
     return max(MIN_LIMIT, 2 * (os.cpu_count() or 1))
 
 
+async def stop_task(task: asyncio.Task[None] | None) -> None:
+    """Cancel a gateway's background task (a monitor, a sweeper) and wait until it has
+    stopped, so that nothing of it runs on once its owner is closed."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 class Admission:
     """How many matches may be played at once; :meth:`acquire` waits for a place."""
 
@@ -145,11 +154,8 @@ class Admission:
             )
 
     async def close(self) -> None:
-        if self._monitor is not None:
-            self._monitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._monitor
-            self._monitor = None
+        await stop_task(self._monitor)
+        self._monitor = None
 
     async def _watch(self) -> None:
         stalls = LoopStalls.current()

@@ -7,13 +7,15 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 
 from arena import __version__
+from arena.server.admission import stop_task
 from arena.server.auth import (
     Authenticator,
     BotRegistry,
@@ -45,6 +47,8 @@ from arena.server.streams import read_stream, write_stream
 
 log = logging.getLogger(__name__)
 
+_Context = grpc.aio.ServicerContext[Any, Any]
+
 
 _REGISTRY_CODES = {
     "invalid": grpc.StatusCode.INVALID_ARGUMENT,
@@ -63,19 +67,35 @@ class _Refusal(Exception):
         self.cause = cause
 
 
-def _hello_problem(hello: bot_pb2.Hello, bot: str) -> str | None:
-    for problem in (
-        too_long("hello.name", hello.name, HELLO_NAME_MAX),
-        too_long("hello.version", hello.version, HELLO_VERSION_MAX),
-        too_long("hello.client", hello.client, HELLO_CLIENT_MAX),
+def hello_problem(
+    keys: tuple[str, str, str], words: tuple[str, str, str], bot: str | None, whose: str
+) -> str | None:
+    """What is wrong with a bot's hello, a Play stream's message and a bot program's line
+    alike: one of its ``words`` (name, version, client; ``keys``: how the hello names
+    them) over its limit, or a name other than ``bot``'s (``whose``: how the bot is known
+    to be ``bot``)."""
+    for key, word, most in zip(
+        keys, words, (HELLO_NAME_MAX, HELLO_VERSION_MAX, HELLO_CLIENT_MAX), strict=True
     ):
+        problem = too_long(key, word, most)
         if problem is not None:
             return problem
-    if hello.name and hello.name != bot:
-        return f"hello names bot {quote(hello.name)} but the token belongs to bot {bot!r}"
-    if hello.max_concurrent_matches < 0:
-        return "max_concurrent_matches must not be negative"
+    name = words[0]
+    if bot and name and name != bot:
+        return f"hello names bot {quote(name)} but {whose} bot {bot!r}"
     return None
+
+
+def _hello_problem(hello: bot_pb2.Hello, bot: str) -> str | None:
+    problem = hello_problem(
+        ("hello.name", "hello.version", "hello.client"),
+        (hello.name, hello.version, hello.client),
+        bot,
+        "the token belongs to",
+    )
+    if problem is None and hello.max_concurrent_matches < 0:
+        return "max_concurrent_matches must not be negative"
+    return problem
 
 
 def _start_problem(request: organiser_pb2.StartMatchRequest) -> str | None:
@@ -125,7 +145,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
     async def Play(  # type: ignore[override]  # a coroutine that writes is a valid handler
         self,
         request_iterator: AsyncIterator[bot_pb2.PlayRequest],
-        context: grpc.aio.ServicerContext[Any, Any],
+        context: _Context,
     ) -> None:
         # Written with context.read and context.write rather than with request_iterator
         # and as a generator: every layer of generator (gRPC's, ours, an interceptor's)
@@ -189,7 +209,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
 
     async def _hello(
         self,
-        context: grpc.aio.ServicerContext[Any, Any],
+        context: _Context,
         early: asyncio.Event,
         why: list[str],
         timeout_s: float,
@@ -237,7 +257,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
         return message.hello
 
     async def _serve(
-        self, conn: Connection, context: grpc.aio.ServicerContext[Any, Any]
+        self, conn: Connection, context: _Context
     ) -> None:
         welcome = bot_pb2.PlayResponse(
             welcome=bot_pb2.Welcome(
@@ -270,11 +290,8 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
 
     async def close(self) -> None:
         """Stop the sweeper (the gateway is stopping)."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
-            self._sweeper = None
+        await stop_task(self._sweeper)
+        self._sweeper = None
 
     def _ensure_sweeper(self) -> None:
         if self._sweeper is None or self._sweeper.done():
@@ -294,87 +311,83 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             check_writes(self.hub, self.hub.all_connections(), time.monotonic())
 
 
+@contextlib.asynccontextmanager
+async def _match_errors(context: _Context) -> AsyncIterator[None]:
+    """A match the organiser's call names, or would start, ends the call as the match
+    manager says why it cannot be (not found, no such bot...)."""
+    try:
+        yield
+    except MatchError as exc:
+        await context.abort(exc.code, brief(str(exc)))
+
+
+@dataclass(eq=False)
 class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
     """Administration; the interceptor admits only the organiser token here."""
 
-    def __init__(
-        self,
-        registry: BotRegistry,
-        hub: BotHub,
-        matches: MatchManager,
-        auth: Authenticator,
-        watch: TokenWatch | None = None,
-    ) -> None:
-        self.registry = registry
-        self.hub = hub
-        self.matches = matches
-        self.auth = auth
-        self.watch = watch
+    registry: BotRegistry
+    hub: BotHub
+    matches: MatchManager
+    auth: Authenticator
+    watch: TokenWatch | None = None
 
-    async def _check(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def _check(self, context: _Context) -> None:
         identity = self.auth.identify(context.invocation_metadata())
         if identity.verdict is not Verdict.ORGANISER:
             await context.abort(
                 grpc.StatusCode.PERMISSION_DENIED, "this call needs the organiser token"
             )
 
-    async def _registry_call(self, context: grpc.aio.ServicerContext[Any, Any], fn: Any) -> Any:
+    async def _match_check(self, context: _Context, match_id: str) -> None:
+        """The organiser's token, and a match id within its limit."""
+        await self._check(context)
+        problem = too_long("match_id", match_id, MATCH_ID_MAX)
+        if problem is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+
+    async def _token_call(self, context: _Context, name: str, call: Callable[[str], Any]) -> Any:
+        """A change to the token of bot ``name`` in the registry: what ``call`` returns."""
+        await self._check(context)
+        problem = too_long("name", name, HELLO_NAME_MAX)
+        if problem is not None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         try:
-            return fn()
+            return call(name)
         except RegistryError as exc:
             await context.abort(_REGISTRY_CODES[exc.kind], brief(str(exc)))
 
     async def RegisterBot(
-        self,
-        request: organiser_pb2.RegisterBotRequest,
-        context: grpc.aio.ServicerContext[Any, Any],
+        self, request: organiser_pb2.RegisterBotRequest, context: _Context
     ) -> organiser_pb2.RegisterBotResponse:
-        await self._check(context)
-        await self._name_check(context, request.name)
-        token = await self._registry_call(context, lambda: self.registry.register(request.name))
+        token = await self._token_call(context, request.name, self.registry.register)
         return organiser_pb2.RegisterBotResponse(name=request.name, token=token)
 
     async def RevokeToken(
-        self,
-        request: organiser_pb2.RevokeTokenRequest,
-        context: grpc.aio.ServicerContext[Any, Any],
+        self, request: organiser_pb2.RevokeTokenRequest, context: _Context
     ) -> organiser_pb2.RevokeTokenResponse:
-        await self._check(context)
-        await self._name_check(context, request.name)
-        await self._registry_call(context, lambda: self.registry.revoke(request.name))
-        closed = self._end_streams(request.name, "revoked")
-        await asyncio.sleep(self.registry.settle_s)  # every gateway has seen it now
+        await self._token_call(context, request.name, self.registry.revoke)
+        closed = await self._end_streams(request.name, "revoked")
         return organiser_pb2.RevokeTokenResponse(name=request.name, sessions_closed=closed)
 
     async def RotateToken(
-        self,
-        request: organiser_pb2.RotateTokenRequest,
-        context: grpc.aio.ServicerContext[Any, Any],
+        self, request: organiser_pb2.RotateTokenRequest, context: _Context
     ) -> organiser_pb2.RotateTokenResponse:
-        await self._check(context)
-        await self._name_check(context, request.name)
-        token = await self._registry_call(context, lambda: self.registry.rotate(request.name))
-        self._end_streams(request.name, "replaced by a newer one")
-        await asyncio.sleep(self.registry.settle_s)  # every gateway has seen it now
+        token = await self._token_call(context, request.name, self.registry.rotate)
+        await self._end_streams(request.name, "replaced by a newer one")
         return organiser_pb2.RotateTokenResponse(name=request.name, token=token)
 
-    def _end_streams(self, name: str, what: str) -> int:
+    async def _end_streams(self, name: str, what: str) -> int:
         """End the streams of the old token now (the token watch finds them all, also
-        those that have not said hello yet); how many."""
+        those that have not said hello yet), and wait until every gateway has seen the
+        change; how many ended here."""
         closed = self.watch.check() if self.watch is not None else 0
         # A stream opened through another path than the watch (none today) still ends.
         closed += self.hub.kick(name, f"the token of bot {name!r} has been {what}")
+        await asyncio.sleep(self.registry.settle_s)
         return closed
 
-    async def _name_check(self, context: grpc.aio.ServicerContext[Any, Any], name: str) -> None:
-        problem = too_long("name", name, HELLO_NAME_MAX)
-        if problem is not None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-
     async def ListBots(
-        self,
-        request: organiser_pb2.ListBotsRequest,
-        context: grpc.aio.ServicerContext[Any, Any],
+        self, request: organiser_pb2.ListBotsRequest, context: _Context
     ) -> organiser_pb2.ListBotsResponse:
         await self._check(context)
         bots = [
@@ -392,9 +405,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         return organiser_pb2.ListBotsResponse(bots=bots)
 
     async def StartMatch(
-        self,
-        request: organiser_pb2.StartMatchRequest,
-        context: grpc.aio.ServicerContext[Any, Any],
+        self, request: organiser_pb2.StartMatchRequest, context: _Context
     ) -> organiser_pb2.StartMatchResponse:
         await self._check(context)
         problem = _start_problem(request)
@@ -412,7 +423,7 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
         if request.HasField("time_control"):
             tc = request.time_control
             time_control = (tc.decision_ms, tc.bank_ms, tc.strike_limit)
-        try:
+        async with _match_errors(context):
             match_id = await self.matches.start(
                 preset=request.preset or "classic",
                 options=options,
@@ -423,45 +434,24 @@ class OrganiserService(organiser_pb2_grpc.OrganiserServiceServicer):
                 match_id=request.match_id or None,
                 public_seed=request.public_seed,
             )
-        except MatchError as exc:
-            await context.abort(exc.code, brief(str(exc)))
-            return organiser_pb2.StartMatchResponse()
         return organiser_pb2.StartMatchResponse(
             match_id=match_id, seed_commitment=self.matches.seed_commitment(match_id)
         )
 
     async def GetMatchResult(
-        self,
-        request: organiser_pb2.GetMatchResultRequest,
-        context: grpc.aio.ServicerContext[Any, Any],
+        self, request: organiser_pb2.GetMatchResultRequest, context: _Context
     ) -> organiser_pb2.GetMatchResultResponse:
-        await self._check(context)
-        problem = too_long("match_id", request.match_id, MATCH_ID_MAX)
-        if problem is not None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-            return organiser_pb2.GetMatchResultResponse()
-        try:
+        await self._match_check(context, request.match_id)
+        async with _match_errors(context):
             data = await self.matches.result_json(request.match_id)
-        except MatchError as exc:
-            await context.abort(exc.code, brief(str(exc)))
-            return organiser_pb2.GetMatchResultResponse()
         return organiser_pb2.GetMatchResultResponse(
             result_json=json.dumps(data, separators=(",", ":")))
 
     async def WatchMatch(
-        self,
-        request: organiser_pb2.WatchMatchRequest,
-        context: grpc.aio.ServicerContext[Any, Any],
+        self, request: organiser_pb2.WatchMatchRequest, context: _Context
     ) -> AsyncIterator[organiser_pb2.WatchMatchResponse]:
-        await self._check(context)
-        problem = too_long("match_id", request.match_id, MATCH_ID_MAX)
-        if problem is not None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-            return
-        try:
+        await self._match_check(context, request.match_id)
+        async with _match_errors(context):
             events = self.matches.watch(request.match_id)
-        except MatchError as exc:
-            await context.abort(exc.code, brief(str(exc)))
-            return
         async for event in events:
             yield organiser_pb2.WatchMatchResponse(event=event)

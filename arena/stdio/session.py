@@ -48,15 +48,8 @@ from thousand_bot.stdio.protocol import (
 
 from arena import __version__
 from arena.server.hub import BotHub, Connection, Outgoing, check_writes
-from arena.server.limits import (
-    HELLO_CLIENT_MAX,
-    HELLO_NAME_MAX,
-    HELLO_VERSION_MAX,
-    StreamLimits,
-    escape,
-    quote,
-    too_long,
-)
+from arena.server.limits import StreamLimits, escape
+from arena.server.services import hello_problem
 from arena.server.streams import read_stream
 
 log = logging.getLogger("arena.stdio")
@@ -238,16 +231,12 @@ class ProgramSession:
         return True
 
     def _hello_problem(self, hello: Hello) -> str | None:
-        for problem in (
-            too_long("hello name=", hello.name, HELLO_NAME_MAX),
-            too_long("hello version=", hello.bot_version, HELLO_VERSION_MAX),
-            too_long("hello client=", hello.client, HELLO_CLIENT_MAX),
-        ):
-            if problem is not None:
-                return problem
-        if self.expected_name and hello.name and hello.name != self.expected_name:
-            return f"hello names bot {quote(hello.name)} but this is bot {self.expected_name!r}"
-        return None
+        return hello_problem(
+            ("hello name=", "hello version=", "hello client="),
+            (hello.name, hello.bot_version, hello.client),
+            self.expected_name,
+            "this is",
+        )
 
     def _failed(self, state: str, detail: str, returncode: int | None = None) -> bool:
         self._set_status(state, detail, returncode)
