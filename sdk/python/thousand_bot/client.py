@@ -145,7 +145,8 @@ class _Writer:
         self.unsent = unsent
         self.queue: collections.deque[bot_pb2.PlayRequest] = collections.deque()
         self.closed = False
-        self._idle: asyncio.Future[None] | None = None
+        #: Set when there is something to write: the writer waits on it only when idle.
+        self._pending = asyncio.Event()
         self._task = asyncio.ensure_future(self._run())
 
     def send(self, message: bot_pb2.PlayRequest) -> None:
@@ -153,16 +154,11 @@ class _Writer:
             _keep_unsent(self.unsent, message)
             return
         self.queue.append(message)
-        idle = self._idle
-        if idle is not None:
-            self._idle = None
-            if not idle.done():
-                idle.set_result(None)
+        self._pending.set()
 
     async def _run(self) -> None:
         queue = self.queue
         write = self.call.write
-        loop = asyncio.get_running_loop()
         while True:
             while queue:
                 message = queue.popleft()
@@ -173,8 +169,8 @@ class _Writer:
                     _keep_unsent(self.unsent, message)
                     self.close()
                     return
-            self._idle = idle = loop.create_future()
-            await idle
+            self._pending.clear()
+            await self._pending.wait()
 
     def close(self) -> None:
         """Stop writing; what is still queued waits in ``unsent`` for the next session."""
