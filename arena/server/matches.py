@@ -82,41 +82,33 @@ class RunningMatch:
 ResultHook = Callable[[MatchResult], Awaitable[None] | None]
 
 
+@dataclass(eq=False)
 class MatchManager:
     """Starts, tracks and drains the gateway's matches."""
 
-    def __init__(
-        self,
-        hub: BotHub,
-        registry: BotRegistry,
-        on_result: ResultHook | None = None,
-        keep_finished: int = KEEP_FINISHED,
-        keep_logs: int = KEEP_LOGS,
-        log_max_bytes: int = LOG_MAX_BYTES,
-        admission: Admission | None = None,
-        routing_url: str | None = None,
-        store_url: str | None = None,
-        name: str = "gateway",
-    ) -> None:
-        #: With Redis routing (several gateways serving one pool of bots), a match's bots
-        #: are reached here or through Redis, wherever they are connected.
-        self.routing_url = routing_url
-        #: A results store (``arena serve --store``) that keeps every finished match, where
-        #: ``arena web`` shows it; its live events go beside it (or to the routing Redis).
-        self.store_url = store_url
-        #: How the results and the live pages name this gateway (its address).
-        self.name = name
-        self.hub = hub
-        self.registry = registry
-        self.on_result = on_result
-        self.keep_finished = keep_finished
-        self.keep_logs = keep_logs
-        self.log_max_bytes = log_max_bytes
-        self.admission = admission if admission is not None else Admission()
-        hub.on_delay = self.admission.observe_delay
-        self._matches: dict[str, RunningMatch] = {}
-        self._finished_order: collections.deque[str] = collections.deque()
-        self._accepting = True
+    hub: BotHub
+    registry: BotRegistry
+    on_result: ResultHook | None = None
+    keep_finished: int = KEEP_FINISHED
+    keep_logs: int = KEEP_LOGS
+    log_max_bytes: int = LOG_MAX_BYTES
+    admission: Admission = field(default_factory=Admission)
+    #: With Redis routing (several gateways serving one pool of bots), a match's bots
+    #: are reached here or through Redis, wherever they are connected.
+    routing_url: str | None = None
+    #: A results store (``arena serve --store``) that keeps every finished match, where
+    #: ``arena web`` shows it; its live events go beside it (or to the routing Redis).
+    store_url: str | None = None
+    #: How the results and the live pages name this gateway (its address).
+    name: str = "gateway"
+    _matches: dict[str, RunningMatch] = field(default_factory=dict, init=False, repr=False)
+    _finished_order: collections.deque[str] = field(
+        default_factory=collections.deque, init=False, repr=False
+    )
+    _accepting: bool = field(default=True, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.hub.on_delay = self.admission.observe_delay
 
     # --- starting ---------------------------------------------------------------------
 
