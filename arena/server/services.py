@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
@@ -47,7 +47,7 @@ from arena.server.streams import read_stream, write_stream
 
 log = logging.getLogger(__name__)
 
-_Context = grpc.aio.ServicerContext[Any, Any]
+_Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
 
 _REGISTRY_CODES = {
