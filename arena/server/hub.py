@@ -82,8 +82,8 @@ class Pending:
         match_id: str,
         message: bytes,
         legal: tuple[str, ...],
-        future: asyncio.Future[str],
-        clock: BotClock,
+        loop: asyncio.AbstractEventLoop,
+        clock: BotClock | None,
         hub: BotHub,
     ) -> None:
         self.bot = bot
@@ -93,8 +93,10 @@ class Pending:
         #: The legal actions as the referee listed them (a few dozen at most: looked
         #: through rather than hashed into a set for every request).
         self.legal = legal
-        self.future = future
-        self.clock = clock
+        #: The answer, made on the loop the referee waits on.
+        self.future: asyncio.Future[str] = new_future(loop)
+        #: The bot's clock (a request submitted without one gets a clock of its own).
+        self.clock = clock if clock is not None else BotClock()
         self.hub = hub
         self.connection: Connection | None = None
         #: Waits for an instance to connect when none could take the request at once.
@@ -494,8 +496,8 @@ class BotHub:
             match_id=match_id,
             message=message,
             legal=tuple(legal),
-            future=new_future(loop),
-            clock=clock if clock is not None else BotClock(),
+            loop=loop,
+            clock=clock,
             hub=self,
         )
         self._pending[request_id] = pending
