@@ -1,6 +1,7 @@
 """The generated modules (``scripts/generate.py``) match their declarations: the rule
 options in ``arena/engine/options.toml``, the game's fields in ``state.py`` and
-``tricks.py``, the observation's fields in ``arena/server/wire_fields.toml``; and a declaration changed without regenerating is caught."""
+``tricks.py``, the observation's fields in ``arena/server/wire_fields.toml``; and a
+declaration changed without regenerating is caught."""
 
 from __future__ import annotations
 
