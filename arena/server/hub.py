@@ -77,27 +77,28 @@ class Pending:
 
     def __init__(
         self,
-        bot: str,
-        request_id: str,
-        match_id: str,
-        message: bytes,
-        legal: tuple[str, ...],
-        loop: asyncio.AbstractEventLoop,
-        clock: BotClock | None,
         hub: BotHub,
+        bot: str,
+        match_id: str,
+        request_id: str,
+        legal: Sequence[str],
+        message: bytes,
+        clock: BotClock | None,
+        loop: asyncio.AbstractEventLoop,
     ) -> None:
+        """The hub and the arguments of :meth:`BotHub.submit_message`, in its order; the
+        answer's future is made on ``loop``, the one the referee waits on."""
+        self.hub = hub
         self.bot = bot
-        self.request_id = request_id
         self.match_id = match_id
-        self.message = message
+        self.request_id = request_id
         #: The legal actions as the referee listed them (a few dozen at most: looked
         #: through rather than hashed into a set for every request).
-        self.legal = legal
-        #: The answer, made on the loop the referee waits on.
-        self.future: asyncio.Future[str] = new_future(loop)
+        self.legal = tuple(legal)
+        self.message = message
         #: The bot's clock (a request submitted without one gets a clock of its own).
         self.clock = clock if clock is not None else BotClock()
-        self.hub = hub
+        self.future: asyncio.Future[str] = new_future(loop)
         self.connection: Connection | None = None
         #: Waits for an instance to connect when none could take the request at once.
         self.waiter: asyncio.Task[None] | None = None
@@ -490,16 +491,7 @@ class BotHub:
         # The clock's loop is the running one; asking asyncio costs a getpid() system call.
         stalls = clock.stalls if clock is not None else None
         loop = stalls.loop if stalls is not None else asyncio.get_running_loop()
-        pending = Pending(
-            bot=bot,
-            request_id=request_id,
-            match_id=match_id,
-            message=message,
-            legal=tuple(legal),
-            loop=loop,
-            clock=clock,
-            hub=self,
-        )
+        pending = Pending(self, bot, match_id, request_id, legal, message, clock, loop)
         self._pending[request_id] = pending
         pending.future.add_done_callback(pending)
         conn = self._pick(bot, match_id)
