@@ -47,6 +47,7 @@ from arena.server.streams import read_stream, write_stream
 
 log = logging.getLogger(__name__)
 
+#: What gRPC hands every call of a service.
 _Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
 
@@ -256,9 +257,7 @@ class BotService(bot_pb2_grpc.BotServiceServicer):
             )
         return message.hello
 
-    async def _serve(
-        self, conn: Connection, context: _Context
-    ) -> None:
+    async def _serve(self, conn: Connection, context: _Context) -> None:
         welcome = bot_pb2.PlayResponse(
             welcome=bot_pb2.Welcome(
                 bot_name=conn.bot, instance_id=conn.instance_id, server_version=__version__
