@@ -54,10 +54,6 @@ def seatings_for(k: int, mode: str) -> list[Seating]:
     return latin_seatings(k) if mode == "latin" else all_seatings(k)
 
 
-def default_seating_mode(spec: TournamentSpec) -> str:
-    return spec.format.seatings
-
-
 # ---------------------------------------------------------------------------------------
 # Building matches
 
