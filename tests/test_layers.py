@@ -52,10 +52,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "arena.observability.watch", "arena.tournament.cli", "arena.ratings.luck.train",
         "arena.ratings.luck.cli",
         # the benchmarks (``arena bench ...``)
-        "arena.bench", "arena.hosted.bench", "arena.ratings.bench", "arena.referee.bench",
-        "arena.server.bench", "arena.server.bench_hub", "arena.server.bench_memory",
-        "arena.stdio.bench", "arena.tournament.bench", "arena.tournament.pollbench",
-        "arena.web.bench",
+        "arena.bench", "arena.referee.bench", "arena.server.bench_hub", "arena.stdio.bench",
+        "arena.tournament.pollbench",
     )),
 )  # fmt: skip
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from typing import Any
 
-from arena.server.bench import bench_gateway
+from arena.bench.gateway import bench_gateway
 
 
 def test_bench_gateway_reports_its_figures() -> None:
@@ -37,7 +37,7 @@ def _json_of(module: str, *args: str) -> dict[str, Any]:
 
 
 def test_bench_module_prints_json() -> None:
-    figures = _json_of("arena.server.bench", "--seconds", "1", "--no-baseline", "--matches",
+    figures = _json_of("arena.bench.gateway", "--seconds", "1", "--no-baseline", "--matches",
                        "2", "--decision-ms", "50", "--bank-ms", "0")
     assert figures["load_run"]["decision_ms"] == 50
     assert "platform_timeouts" in figures
@@ -46,7 +46,7 @@ def test_bench_module_prints_json() -> None:
 def test_bench_gateway_holds_a_fixed_depth_on_both_sides() -> None:
     """--depth: the gateway plays exactly that many matches at once (admission control
     held there, whatever the load) and the ping-pong keeps as many requests in flight."""
-    figures = _json_of("arena.server.bench", "--seconds", "2", "--rounds", "1", "--matches",
+    figures = _json_of("arena.bench.gateway", "--seconds", "2", "--rounds", "1", "--matches",
                        "8", "--depth", "3", "--decision-ms", "1000")
     assert figures["depth"] == 3
     assert figures["load_run"]["admission_limit_range"] == [3, 3]
@@ -57,7 +57,7 @@ def test_bench_gateway_holds_a_fixed_depth_on_both_sides() -> None:
 
 def test_bench_gateway_refuses_a_depth_over_its_matches() -> None:
     res = subprocess.run(
-        [sys.executable, "-m", "arena.server.bench", "--matches", "2", "--depth", "3"],
+        [sys.executable, "-m", "arena.bench.gateway", "--matches", "2", "--depth", "3"],
         capture_output=True,
         text=True,
         timeout=60,
