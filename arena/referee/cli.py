@@ -29,11 +29,10 @@ from typing import IO, Any
 
 from thousand_bot.stdio.program import Transcript
 
-from arena.engine import EngineError, Rules, parse_action
+from arena.engine import EngineError, Rules
 from arena.engine import commitment as cm
 from arena.engine import replay as rp
 from arena.match.types import (
-    ACTION_MAX,
     JSON,
     DecisionRequest,
     MatchResult,
@@ -42,7 +41,14 @@ from arena.match.types import (
     TimeControl,
 )
 from arena.referee.clock import BotClock
-from arena.referee.runner import match_rules, raised_at, resolve_seat, run_match
+from arena.referee.runner import (
+    AnswerTooLong,
+    match_rules,
+    parse_answer,
+    raised_at,
+    resolve_seat,
+    run_match,
+)
 from arena.referee.story import Story
 
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
@@ -644,12 +650,10 @@ class ProbeSeat:
         elif not isinstance(answer, str):
             probe.add(request, "malformed", f"answered {type(answer).__name__}, not text")
         elif answer not in request.legal:
-            if len(answer) > ACTION_MAX:
-                probe.add(request, "malformed", f"{answer[:40]!r}...: longer than {ACTION_MAX} "
-                          "characters")
-                return answer
             try:
-                action = parse_action(answer)
+                action = parse_answer(answer)
+            except AnswerTooLong as exc:
+                probe.add(request, "malformed", f"{answer[:40]!r}...: {exc}")
             except EngineError as exc:
                 probe.add(request, "malformed", f"{answer!r}: {exc}")
             else:
