@@ -165,24 +165,3 @@ class MatchResult:
         data = asdict(self)
         data["bots"] = list(self.bots)
         return data
-
-    @classmethod
-    def from_json(cls, data: JSON) -> MatchResult:
-        known = SeatStats.__dataclass_fields__
-        stats = [
-            SeatStats(**{k: v for k, v in s.items() if k in known})
-            for s in data.get("seat_stats", [])
-        ]
-        return cls(
-            match_id=data["match_id"],
-            seed=data["seed"],
-            bots=tuple(data["bots"]),
-            status=data["status"],
-            scores=list(data["scores"]),
-            ranks=list(data["ranks"]),
-            deals=int(data["deals"]),
-            seat_stats=stats,
-            forfeit_seat=data.get("forfeit_seat"),
-            duration_s=float(data.get("duration_s", 0.0)),
-            replay=data.get("replay"),
-        )
