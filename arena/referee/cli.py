@@ -499,6 +499,18 @@ class Problem:
 
 
 @dataclass
+class Chances:
+    """Turns where the bot could make one choice (bid, concede), and how often it did."""
+
+    turns: int = 0
+    taken: int = 0
+
+    def count(self, taken: bool) -> None:
+        self.turns += 1
+        self.taken += taken
+
+
+@dataclass
 class Probe:
     """What bot-check saw of the bot under test."""
 
@@ -512,10 +524,8 @@ class Probe:
     traceback: str | None = None
     #: Play that is legal but broken: turns where a bid was allowed, and bids made; deals
     #: where conceding was allowed, and concessions.
-    bid_turns: int = 0
-    bids: int = 0
-    concede_turns: int = 0
-    concedes: int = 0
+    bids: Chances = field(default_factory=Chances)
+    concessions: Chances = field(default_factory=Chances)
     #: On a gateway: the bot's last action was a card given or discarded (declaring).
     declaring: bool = False
     match_index: int = 0
@@ -533,22 +543,21 @@ class Probe:
         if not isinstance(answer, str):
             return
         if any(a.startswith(("bid ", "blind ")) for a in legal):
-            self.bid_turns += 1
-            self.bids += answer.startswith(("bid ", "blind "))
+            self.bids.count(answer.startswith(("bid ", "blind ")))
         if "concede" in legal:
-            self.concede_turns += 1
-            self.concedes += answer == "concede"
+            self.concessions.count(answer == "concede")
 
     def warnings(self) -> list[str]:
         """Play that breaks no rule and still loses: a bot that gives up every contract it
         could play, or that never bids. Legal, so no problem; said, so not missed."""
         out = []
-        if self.concede_turns >= 2 and self.concedes == self.concede_turns:
-            out.append(f"conceded every time it could ({self.concedes} of "
-                       f"{self.concede_turns}): each concession gives up the contract; a "
+        conceded, bids = self.concessions, self.bids
+        if conceded.turns >= 2 and conceded.taken == conceded.turns:
+            out.append(f"conceded every time it could ({conceded.taken} of "
+                       f"{conceded.turns}): each concession gives up the contract; a "
                        "bot that always concedes loses every deal it declares")
-        if self.bid_turns >= 4 and self.bids == 0:
-            out.append(f"never bid ({self.bid_turns} turns where a bid was allowed): it "
+        if bids.turns >= 4 and bids.taken == 0:
+            out.append(f"never bid ({bids.turns} turns where a bid was allowed): it "
                        "declares only when it must, and never for a contract of its own")
         return out
 
@@ -678,11 +687,9 @@ def _note_event(probe: Probe, action: str) -> None:
     concession) as one where it could concede."""
     word = action.split(" ", 1)[0]
     if word in ("pass", "bid", "blind"):
-        probe.bid_turns += 1
-        probe.bids += word != "pass"
+        probe.bids.count(word != "pass")
     elif word == "concede" or (word in ("give", "discard") and not probe.declaring):
-        probe.concede_turns += 1
-        probe.concedes += word == "concede"
+        probe.concessions.count(word == "concede")
     probe.declaring = word in ("give", "discard")
 
 
