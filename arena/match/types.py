@@ -157,9 +157,9 @@ class MatchResult:
     ranks: list[int]
     deals: int
     seat_stats: list[SeatStats]
-    forfeit_seat: int | None = None
-    duration_s: float = 0.0
-    replay: JSON | None = None
+    forfeit_seat: int | None
+    duration_s: float
+    replay: JSON | None
 
     def to_json(self) -> JSON:
         data = asdict(self)
