@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,6 +229,33 @@ UP_MAPPING = [
 ]
 
 
+@dataclass(frozen=True)
+class Board:
+    """One dashboard: what Grafana names it, what it is for, the function that lists its
+    panels and the variable (if any) that filters them."""
+
+    uid: str
+    title: str
+    description: str
+    panels: Callable[[], list[Panel]]
+    variables: tuple[JSON, ...]
+
+
+#: Every dashboard, in the order the files are written; each panel function joins it by
+#: :func:`board`, beside its own panels.
+DASHBOARDS: list[Board] = []
+
+
+def board(
+    uid: str, title: str, description: str, *variables: JSON
+) -> Callable[[Callable[[], list[Panel]]], Callable[[], list[Panel]]]:
+    def join(panels: Callable[[], list[Panel]]) -> Callable[[], list[Panel]]:
+        DASHBOARDS.append(Board(uid, title, description, panels, variables))
+        return panels
+
+    return join
+
+
 def up_panels(workers: str, width: int) -> list[Panel]:
     """The two stats that say whether the arena's processes are up (workers, described by
     ``workers``; the gateway), which the overview and the workers' dashboard both open with."""
@@ -254,7 +282,12 @@ def up_panels(workers: str, width: int) -> list[Panel]:
     ]
 
 
-def overview() -> JSON:
+@board(
+    "arena-overview",
+    "Arena overview",
+    "What the arena is doing now: matches, throughput, decisions and connected bots.",
+)
+def overview() -> list[Panel]:
     panels = [
         Panel(
             "Matches running",
@@ -361,23 +394,25 @@ def overview() -> JSON:
             width=24,
         ),
     ]
-    return dashboard(
-        "arena-overview",
-        "Arena overview",
-        "What the arena is doing now: matches, throughput, decisions and connected bots.",
-        panels,
-        [],
-    )
+    return panels
 
 
-def bots() -> JSON:
+@board(
+    "arena-bots",
+    "Arena bots",
+    "Per-bot health: decision latency, timeouts, illegal moves, strikes and forfeits.",
+    _variable("bot", "Bot", "arena_decisions_total", "bot"),
+)
+def bots() -> list[Panel]:
     sel = 'bot=~"$bot"'
     decision_rate = f"sum by (bot) (rate(arena_decisions_total{{{sel}}}[{RATE}]))"
     decisions_in_range = f"sum by (bot) (increase(arena_decisions_total{{{sel}}}[$__range]))"
 
     def latency(title: str, quantile: float, description: str) -> Panel:
-        expr = (f"histogram_quantile({quantile}, sum by (bot, le) "
-                f"(rate(arena_decision_latency_seconds_bucket{{{sel}}}[{RATE}])))")
+        expr = (
+            f"histogram_quantile({quantile}, sum by (bot, le) "
+            f"(rate(arena_decision_latency_seconds_bucket{{{sel}}}[{RATE}])))"
+        )
         return Panel(title, description, [Query(expr, "{{bot}}")], unit="s")
 
     def share(title: str, description: str, outcome: str) -> Panel:
@@ -392,25 +427,43 @@ def bots() -> JSON:
         """Each bot's count of ``metric`` over the selected range, most first."""
         count = f"sum by (bot) (increase({metric}{{{sel}}}[$__range]))"
         expr = "sort_desc(" + or_zero_by(count, "bot", decisions_in_range) + ")"
-        return Panel(title, description, [Query(expr, "{{bot}}", instant=True)],
-                     kind="bargauge", width=8, decimals=0, thresholds=thresholds)
+        return Panel(
+            title,
+            description,
+            [Query(expr, "{{bot}}", instant=True)],
+            kind="bargauge",
+            width=8,
+            decimals=0,
+            thresholds=thresholds,
+        )
 
     panels = [
-        latency("Decision latency p50, by bot", 0.5,
-                "Median time from a decision request to the bot's reply."),
-        latency("Decision latency p99, by bot", 0.99,
-                "99th percentile of decision latency: close to the deadline means timeouts soon."),
+        latency(
+            "Decision latency p50, by bot",
+            0.5,
+            "Median time from a decision request to the bot's reply.",
+        ),
+        latency(
+            "Decision latency p99, by bot",
+            0.99,
+            "99th percentile of decision latency: close to the deadline means timeouts soon.",
+        ),
         Panel(
             "Decisions per second, by bot",
             "How much each bot is asked.",
             [Query(decision_rate, "{{bot}}")],
             unit="ops",
         ),
-        share("Timeout share, by bot",
-              "Share of decisions that ran out of time (alert above 5%).", 'outcome="timeout"'),
-        share("Illegal or malformed share, by bot",
-              "Share of replies that were illegal or unparseable (alert above 1%).",
-              'outcome=~"illegal|malformed"'),
+        share(
+            "Timeout share, by bot",
+            "Share of decisions that ran out of time (alert above 5%).",
+            'outcome="timeout"',
+        ),
+        share(
+            "Illegal or malformed share, by bot",
+            "Share of replies that were illegal or unparseable (alert above 1%).",
+            'outcome=~"illegal|malformed"',
+        ),
         Panel(
             "Timeouts and illegal moves per second, by bot",
             "Bad decisions as a rate, by kind.",
@@ -427,12 +480,19 @@ def bots() -> JSON:
             ],
             unit="ops",
         ),
-        in_range("Strikes in range, by bot",
-                 "Strikes: decisions answered by the referee's fallback after a timeout or an "
-                 "illegal reply.", "arena_strikes_total",
-                 [(None, "green"), (1, "orange"), (10, "red")]),
-        in_range("Forfeits in range, by bot", "Matches lost by reaching the strike limit.",
-                 "arena_forfeits_total", [(None, "green"), (1, "red")]),
+        in_range(
+            "Strikes in range, by bot",
+            "Strikes: decisions answered by the referee's fallback after a timeout or an "
+            "illegal reply.",
+            "arena_strikes_total",
+            [(None, "green"), (1, "orange"), (10, "red")],
+        ),
+        in_range(
+            "Forfeits in range, by bot",
+            "Matches lost by reaching the strike limit.",
+            "arena_forfeits_total",
+            [(None, "green"), (1, "red")],
+        ),
         Panel(
             "Instances connected, by bot",
             "Bot instances connected to the gateway now.",
@@ -455,16 +515,16 @@ def bots() -> JSON:
             decimals=0,
         ),
     ]
-    return dashboard(
-        "arena-bots",
-        "Arena bots",
-        "Per-bot health: decision latency, timeouts, illegal moves, strikes and forfeits.",
-        panels,
-        [_variable("bot", "Bot", "arena_decisions_total", "bot")],
-    )
+    return panels
 
 
-def tournaments() -> JSON:
+@board(
+    "arena-tournaments",
+    "Arena tournaments",
+    "Tournament progress and ratings.",
+    _variable("tournament", "Tournament", "arena_tournament_matches", "tournament"),
+)
+def tournaments() -> list[Panel]:
     sel = 'tournament=~"$tournament"'
     panels = [
         Panel(
@@ -557,12 +617,17 @@ def tournaments() -> JSON:
             "Each participant's rating with the bounds of its 95% interval (bootstrap over "
             "duplicate sets; refreshed after each round and every 30 s during one).",
             [
-                Query(f"max by (tournament, bot) (arena_rating{{{sel}}})",
-                      "{{tournament}} {{bot}}"),
-                Query(f"max by (tournament, bot) (arena_rating_ci_low{{{sel}}})",
-                      "{{tournament}} {{bot}} low"),
-                Query(f"max by (tournament, bot) (arena_rating_ci_high{{{sel}}})",
-                      "{{tournament}} {{bot}} high"),
+                Query(
+                    f"max by (tournament, bot) (arena_rating{{{sel}}})", "{{tournament}} {{bot}}"
+                ),
+                Query(
+                    f"max by (tournament, bot) (arena_rating_ci_low{{{sel}}})",
+                    "{{tournament}} {{bot}} low",
+                ),
+                Query(
+                    f"max by (tournament, bot) (arena_rating_ci_high{{{sel}}})",
+                    "{{tournament}} {{bot}} high",
+                ),
             ],
             width=16,
             height=10,
@@ -574,24 +639,25 @@ def tournaments() -> JSON:
             "reaches the upper bound and H0 at the lower one.",
             [
                 Query(f"max by (tournament) (arena_sprt_llr{{{sel}}})", "{{tournament}} LLR"),
-                Query(f"max by (tournament, bound) (arena_sprt_llr_bound{{{sel}}})",
-                      "{{tournament}} {{bound}} bound"),
+                Query(
+                    f"max by (tournament, bound) (arena_sprt_llr_bound{{{sel}}})",
+                    "{{tournament}} {{bound}} bound",
+                ),
             ],
             width=8,
             height=10,
             decimals=2,
         ),
     ]
-    return dashboard(
-        "arena-tournaments",
-        "Arena tournaments",
-        "Tournament progress and ratings.",
-        panels,
-        [_variable("tournament", "Tournament", "arena_tournament_matches", "tournament")],
-    )
+    return panels
 
 
-def workers() -> JSON:
+@board(
+    "arena-workers",
+    "Arena workers and queues",
+    "Workers, queues, retries and the gateway's gRPC traffic.",
+)
+def workers() -> list[Panel]:
     grpc_handled = "grpc_server_handled_total"
     streams_started = (
         'sum by (grpc_service, grpc_method) (grpc_server_started_total{grpc_type=~".+_stream"})'
@@ -717,26 +783,19 @@ def workers() -> JSON:
             unit="percentunit",
         ),
     ]
-    return dashboard(
-        "arena-workers",
-        "Arena workers and queues",
-        "Workers, queues, retries and the gateway's gRPC traffic.",
-        panels,
-        [],
-    )
-
-
-DASHBOARDS = {
-    "arena-overview.json": overview,
-    "arena-bots.json": bots,
-    "arena-tournaments.json": tournaments,
-    "arena-workers.json": workers,
-}
+    return panels
 
 
 def render() -> dict[str, str]:
     """File name -> JSON text, as committed."""
-    return {name: json.dumps(build(), indent=2) + "\n" for name, build in DASHBOARDS.items()}
+    return {
+        f"{each.uid}.json": json.dumps(
+            dashboard(each.uid, each.title, each.description, each.panels(), list(each.variables)),
+            indent=2,
+        )
+        + "\n"
+        for each in DASHBOARDS
+    }
 
 
 def main(argv: list[str]) -> int:

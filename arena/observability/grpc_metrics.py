@@ -101,25 +101,34 @@ def _status_of(context: Any, error: BaseException | None) -> grpc.StatusCode:
 
 
 class _Call:
-    """Bookkeeping of one RPC: counts its start at creation, its end once."""
+    """Bookkeeping of one RPC: counts its start at creation, its end once. Used as a context
+    around the handler's work, so that every way out (a response, an error, a cancellation,
+    a stream closed by the client) ends the call with the status the client sees."""
 
-    __slots__ = ("_done", "_labels", "_start")
+    __slots__ = ("_context", "_done", "_labels", "_start")
 
-    def __init__(self, labels: tuple[str, str, str]) -> None:
+    def __init__(self, labels: tuple[str, str, str], context: Any) -> None:
         self._labels = labels
+        self._context = context
         self._start = time.perf_counter()
         self._done = False
         GRPC_SERVER_STARTED_TOTAL.labels(*labels).inc()
 
-    def finish(self, context: Any, error: BaseException | None) -> None:
+    def finish(self, error: BaseException | None) -> None:
         if self._done:
             return
         self._done = True
-        code = _status_of(context, error)
+        code = _status_of(self._context, error)
         GRPC_SERVER_HANDLED_TOTAL.labels(*self._labels, GO_CODE_NAMES[code]).inc()
         GRPC_SERVER_HANDLING_SECONDS.labels(*self._labels).observe(
             time.perf_counter() - self._start
         )
+
+    def __enter__(self) -> _Call:
+        return self
+
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        self.finish(error)
 
 
 def _wrap_unary_response(
@@ -129,41 +138,30 @@ def _wrap_unary_response(
     if inspect.iscoroutinefunction(behavior):
 
         async def async_unary(request: Any, context: Any) -> Any:
-            call = _Call(labels)
-            try:
-                response = await behavior(request, context)
-            except BaseException as exc:
-                call.finish(context, exc)
-                raise
-            call.finish(context, None)
-            return response
+            with _Call(labels, context):
+                return await behavior(request, context)
 
         return async_unary
 
     def sync_unary(request: Any, context: Any) -> Any:
-        call = _Call(labels)
+        call = _Call(labels, context)
         try:
             response = behavior(request, context)
-            if inspect.isawaitable(response):
-                # A plain function returning an awaitable: let the server await it.
-                return _finish_after(response, call, context)
         except BaseException as exc:
-            call.finish(context, exc)
+            call.finish(exc)
             raise
-        call.finish(context, None)
+        if inspect.isawaitable(response):
+            # A plain function returning an awaitable: the server awaits it, the call ends then.
+            return _finish_after(response, call)
+        call.finish(None)
         return response
 
     return sync_unary
 
 
-async def _finish_after(awaitable: Awaitable[Any], call: _Call, context: Any) -> Any:
-    try:
-        result = await awaitable
-    except BaseException as exc:
-        call.finish(context, exc)
-        raise
-    call.finish(context, None)
-    return result
+async def _finish_after(awaitable: Awaitable[Any], call: _Call) -> Any:
+    with call:
+        return await awaitable
 
 
 def _wrap_stream_response(
@@ -178,38 +176,23 @@ def _wrap_stream_response(
     if inspect.isasyncgenfunction(behavior):
 
         async def async_stream(request: Any, context: Any) -> AsyncIterator[Any]:
-            call = _Call(labels)
-            try:
+            with _Call(labels, context):
                 async for response in behavior(request, context):
                     yield response
-            except BaseException as exc:
-                call.finish(context, exc)
-                raise
-            call.finish(context, None)
 
         return async_stream
 
     if inspect.iscoroutinefunction(behavior):
 
         async def async_writer(request: Any, context: Any) -> None:
-            call = _Call(labels)
-            try:
+            with _Call(labels, context):
                 await behavior(request, context)
-            except BaseException as exc:
-                call.finish(context, exc)
-                raise
-            call.finish(context, None)
 
         return async_writer
 
     def sync_stream(request: Any, context: Any) -> Iterator[Any]:
-        call = _Call(labels)
-        try:
+        with _Call(labels, context):
             yield from behavior(request, context)
-        except BaseException as exc:
-            call.finish(context, exc)
-            raise
-        call.finish(context, None)
 
     return sync_stream
 

@@ -40,34 +40,15 @@ DECISION_LATENCY_BUCKETS: Final = (
     5.0,
     10.0,
 )
-#: gRPC calls range from a health check (sub-millisecond) to a bot's connection stream that
-#: lasts a whole tournament; the long buckets keep those streams apart from the short calls.
 #: A match of built-in bots takes a fraction of a second, one of remote bots minutes.
 MATCH_DURATION_BUCKETS: Final = (
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
     600.0, 1800.0, 3600.0,
 )  # fmt: skip
-GRPC_HANDLING_BUCKETS: Final = (
-    0.0005,
-    0.001,
-    0.0025,
-    0.005,
-    0.01,
-    0.025,
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-    10.0,
-    30.0,
-    60.0,
-    300.0,
-    900.0,
-    3600.0,
-)
+#: gRPC calls range from a health check (sub-millisecond) to a bot's connection stream that
+#: lasts a whole tournament: a decision's buckets (a call often carries one), then long ones
+#: that keep those streams apart from the short calls.
+GRPC_HANDLING_BUCKETS: Final = (*DECISION_LATENCY_BUCKETS, 30.0, 60.0, 300.0, 900.0, 3600.0)
 
 # --- decisions and bots -------------------------------------------------------------------
 
@@ -188,16 +169,19 @@ RATING: Final = _latest(
     ["tournament", "bot"],
 )
 
-RATING_CI_LOW: Final = _latest(
-    "arena_rating_ci_low",
-    "Lower bound of the 95% interval of a bot's rating in a tournament (Elo scale).",
-    ["tournament", "bot"],
-)
-RATING_CI_HIGH: Final = _latest(
-    "arena_rating_ci_high",
-    "Upper bound of the 95% interval of a bot's rating in a tournament (Elo scale).",
-    ["tournament", "bot"],
-)
+
+def _rating_bound(name: str, end: str) -> Gauge:
+    """One end of a rating's 95% interval: the two ends are always written together, beside
+    :data:`RATING`, so they share its labels and its wording."""
+    return _latest(
+        name,
+        f"{end} bound of the 95% interval of a bot's rating in a tournament (Elo scale).",
+        ["tournament", "bot"],
+    )
+
+
+RATING_CI_LOW: Final = _rating_bound("arena_rating_ci_low", "Lower")
+RATING_CI_HIGH: Final = _rating_bound("arena_rating_ci_high", "Upper")
 SPRT_LLR: Final = _latest(
     "arena_sprt_llr",
     "Log-likelihood ratio of an SPRT match's test, after the duplicate sets that count.",

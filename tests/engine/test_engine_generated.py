@@ -1,6 +1,7 @@
 """The generated modules (``scripts/generate.py``) match their declarations: the rule
 options in ``arena/engine/options.toml``, the game's fields in ``state.py`` and
-``tricks.py``; and a declaration changed without regenerating is caught."""
+``tricks.py``, the observation's fields in ``arena/server/wire_fields.toml``; and a
+declaration changed without regenerating is caught."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from arena.engine.options import Options
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["scripts/generate.py", "arena/engine/options.toml", "arena/engine/options.py",
            "arena/engine/trick_options.py", "arena/engine/copies.py", "arena/engine/tricks.py",
-           "arena/engine/state.py", "arena/server/wire.py"]
+           "arena/engine/state.py", "arena/server/wire.py", "arena/server/wire_fields.toml"]
 
 
 def _check(root: Path) -> subprocess.CompletedProcess[str]:
@@ -39,10 +40,14 @@ def test_a_declaration_changed_without_regenerating_fails_the_check(tmp_path: Pa
     state = tmp_path / "arena/engine/state.py"
     state.write_text(state.read_text(encoding="utf-8").replace(
         "    golden: bool\n", "    golden: bool\n    golden_seats: list[int]\n"))
+    fields = tmp_path / "arena/server/wire_fields.toml"
+    fields.write_text(fields.read_text(encoding="utf-8").replace(
+        'read = "game.taken_points"', 'read = "view.points(game, seat)"'))
     done = _check(tmp_path)
     assert done.returncode == 1
     assert done.stdout.splitlines() == ["arena/engine/options.py: out of date",
-                                        "arena/engine/copies.py: out of date"]
+                                        "arena/engine/copies.py: out of date",
+                                        "arena/server/wire.py: out of date"]
 
 
 def test_every_option_is_a_typed_attribute_of_the_rules() -> None:

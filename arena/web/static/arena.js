@@ -61,5 +61,13 @@ var Arena = (function () {
     return span;
   }
 
-  return { el: el, card: card, cards: cards, suit: suit, actionText: actionText };
+  /* Start a page's script on its root element, if this page has one; the root names the
+     match it shows in data-match. */
+  function onPage(id, start) {
+    var root = document.getElementById(id);
+    if (root) start(root, root.dataset.match);
+  }
+
+  return { el: el, card: card, cards: cards, suit: suit, actionText: actionText,
+           onPage: onPage };
 })();

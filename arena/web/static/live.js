@@ -1,11 +1,8 @@
 /* The live spectator: folds the public events of /api/live/ID/events (Server-Sent Events)
    into the table a spectator sees. Nothing here could show a hand: the stream has none. */
 "use strict";
-(function () {
+Arena.onPage("spectator", function (root, matchId) {
   var el = Arena.el;
-  var root = document.getElementById("spectator");
-  if (!root) return;
-  var matchId = root.dataset.match;
   var delay = parseFloat(root.dataset.delay) || 0;
   var PLAYS = { play: 1, marry: 1, half: 1, aces: 1, nines: 1, crawl: 1 };
   var v = { seats: window.ARENA_PLAYERS || [], scores: [], deal: null, dealer: null,
@@ -149,4 +146,4 @@
   });
   src.onerror = function () { if (!root.dataset.ended) setState("reconnecting", false); };
   render();
-})();
+});

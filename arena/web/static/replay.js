@@ -2,11 +2,8 @@
    Keys: left/right step, up/down (PageUp/PageDown) deal, Home/End start/end of the deal.
    The position is in the URL (?at=DEAL.STEP), so any position can be linked. */
 "use strict";
-(function () {
+Arena.onPage("viewer", function (root, matchId) {
   var el = Arena.el;
-  var root = document.getElementById("viewer");
-  if (!root) return;
-  var matchId = root.dataset.match;
   var summary = JSON.parse(document.getElementById("replay-summary").textContent);
   var seats = summary.seats;
   var cache = {};
@@ -257,4 +254,4 @@
     ev.preventDefault();
   });
   go(deal, step);
-})();
+});

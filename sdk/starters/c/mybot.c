@@ -29,16 +29,10 @@ static const char RANKS[] = "789JQKTA";
 
 static int strength(const char *card) { return (int)(strchr(RANKS, card[0]) - RANKS); }
 
-static int points(const char *card) {
-    switch (card[0]) {
-    case 'A': return 11;
-    case 'T': return 10;
-    case 'K': return 4;
-    case 'Q': return 3;
-    case 'J': return 2;
-    default: return 0;
-    }
-}
+/* Card points by rank, in the order of RANKS. */
+static const int POINTS[] = {0, 0, 0, 2, 3, 4, 10, 11};
+
+static int points(const char *card) { return POINTS[strength(card)]; }
 
 /* Marriage values of the classic rules (other presets differ a little). */
 static int marriage_value(char suit) {

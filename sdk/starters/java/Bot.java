@@ -26,15 +26,11 @@ public final class Bot {
         return RANKS.indexOf(card.charAt(0));
     }
 
+    /** Card points by rank, in the order of RANKS. */
+    private static final int[] POINTS = {0, 0, 0, 2, 3, 4, 10, 11};
+
     static int points(String card) {
-        switch (card.charAt(0)) {
-            case 'A': return 11;
-            case 'T': return 10;
-            case 'K': return 4;
-            case 'Q': return 3;
-            case 'J': return 2;
-            default: return 0;
-        }
+        return POINTS[strength(card)];
     }
 
     /** Marriage values of the classic rules (other presets differ a little). */

@@ -136,49 +136,38 @@ fn decide<'a>(fields: &HashMap<String, String>, legal: &[&'a str]) -> &'a str {
     }
 
     // Cards leaving the hand: the cheapest one that is not half of a marriage.
-    let mut best: Option<&str> = None;
-    let mut best_score = i32::MAX;
-    for &a in legal {
-        if a.starts_with("give ") || a.starts_with("discard ") || a.starts_with("bank ") {
+    let leaving = legal
+        .iter()
+        .copied()
+        .filter(|a| a.starts_with("give ") || a.starts_with("discard ") || a.starts_with("bank "))
+        .min_by_key(|&a| {
             let card = card_of(a);
             let (rank, s) = (card.as_bytes()[0], suit(card));
             let half = (rank == b'K' && in_hand(&hand, b'Q', s)) || (rank == b'Q' && in_hand(&hand, b'K', s));
-            let score = if half { 1000 } else { 0 } + points(card) * 10 + strength(card);
-            if score < best_score {
-                best = Some(a);
-                best_score = score;
-            }
-        }
-    }
-    if let Some(a) = best {
+            (if half { 1000 } else { 0 }) + points(card) * 10 + strength(card)
+        });
+    if let Some(a) = leaving {
         return a;
     }
 
-    // Naming trumps: the suit it holds most of.
-    let mut most = -1;
-    for &a in legal {
-        if a.starts_with("trump ") {
-            let count = hand.iter().filter(|c| suit(c) == a.as_bytes()[6]).count() as i32;
-            if count > most {
-                best = Some(a);
-                most = count;
-            }
-        }
-    }
-    if let Some(a) = best {
+    // Naming trumps: the suit it holds most of (the first such, as offered).
+    let trumps = legal
+        .iter()
+        .copied()
+        .filter(|a| a.starts_with("trump "))
+        .min_by_key(|a| std::cmp::Reverse(hand.iter().filter(|c| suit(c) == a.as_bytes()[6]).count()));
+    if let Some(a) = trumps {
         return a;
     }
 
     // The play: declare the best marriage it may; lead the strongest card; win a trick as
     // cheaply as it can; otherwise throw the cheapest card.
-    let mut value = -1;
-    for &a in legal {
-        if a.starts_with("marry ") && marriage_value(a.as_bytes()[7]) > value {
-            best = Some(a);
-            value = marriage_value(a.as_bytes()[7]);
-        }
-    }
-    if let Some(a) = best {
+    let marriage = legal
+        .iter()
+        .copied()
+        .filter(|a| a.starts_with("marry "))
+        .min_by_key(|a| std::cmp::Reverse(marriage_value(a.as_bytes()[7])));
+    if let Some(a) = marriage {
         return a;
     }
     let mut best_card: Option<&str> = None;
