@@ -173,6 +173,7 @@ def _play(args: argparse.Namespace) -> int:
 
     from .engine import Game, Rules, RulesError
     from .engine import replay as rp
+    from .engine.turns import turns
 
     try:
         opts = _parse_options(args.option)
@@ -183,13 +184,7 @@ def _play(args: argparse.Namespace) -> int:
         return 2
     game = Game(rules, seed=str(args.seed))
     rngs = [random.Random(f"{args.seed}/seat/{s}") for s in range(rules.players)]
-    while not game.is_over:
-        if game.is_chance:
-            game.deal()
-            continue
-        legal = game.legal_actions()
-        seat = game.to_act
-        assert seat is not None
+    for seat, legal in turns(game):
         game.apply(legal[rngs[seat].randrange(len(legal))])
     data = rp.replay_from_game(game, ["random"] * rules.players)
     print(rp.show(data))
