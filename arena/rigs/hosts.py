@@ -183,25 +183,21 @@ class Host:
     home: Path
     procs: list[Proc] = field(default_factory=list)
     cut: bool = False
+    #: Its network namespace.
+    netns: str = field(init=False)
+    #: How the other hosts reach this one (through the network's relay).
+    address: str = field(init=False)
+    #: The address on the host's own link (only the network's relay uses it).
+    link_address: str = field(init=False)
+    #: The network side of the host's link.
+    link: str = field(init=False)
 
-    @property
-    def netns(self) -> str:
-        return f"{self.rig.tag}-{self.name}"
-
-    @property
-    def address(self) -> str:
-        """How the other hosts reach this one (through the network's relay)."""
-        return f"{ADDRESS_PREFIX}.{self.index}"
-
-    @property
-    def link_address(self) -> str:
-        """The address on the host's own link (only the network's relay uses it)."""
-        return f"{NET_PREFIX}.{self.index}.2"
-
-    @property
-    def link(self) -> str:
-        """The network side of the host's link."""
-        return f"h{self.index}"
+    def __post_init__(self) -> None:
+        # Named by the rig, the host's name and its number, which it keeps for life.
+        self.netns = f"{self.rig.tag}-{self.name}"
+        self.address = f"{ADDRESS_PREFIX}.{self.index}"
+        self.link_address = f"{NET_PREFIX}.{self.index}.2"
+        self.link = f"h{self.index}"
 
     def file(self, path: str) -> Path:
         """Where a file the host sees at ``path`` (in its directory, or in a place of its
