@@ -8,13 +8,13 @@ printed is both the throughput and the referee's overhead.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
 import time
 from collections.abc import Sequence
 
+from arena.bench import bench_parser
 from arena.bots import get_bot, seat_seed
 from arena.compiled import status as compiled_status
 from arena.engine import Game
@@ -98,7 +98,7 @@ def measure(preset: str, bots: tuple[str, ...], seconds: float, max_deals: int,
 
 
 def bench_main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="arena bench referee", description=__doc__)
+    p = bench_parser("referee", __doc__)
     p.add_argument("--preset", default="classic")
     p.add_argument("--bots", default="greedy,greedy,random",
                    help="comma-separated built-in bots, one per seat")

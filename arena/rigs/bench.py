@@ -21,7 +21,6 @@ Other load on the machine lowers every figure: the load average is printed with 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -31,6 +30,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from arena.bench import bench_parser
 from arena.rigs.linux import RigError
 
 BOTS = {"g1": "arena.server.builtin_remote:Greedy", "c1": "arena.server.builtin_remote:Cautious"}
@@ -203,10 +203,10 @@ def describe(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="arena bench hosts",
-        description="The arena on simulated hosts (Linux namespaces; needs root): games/s "
-                    "with 1, 2, 3 worker hosts, and decisions over links with delay.",
+    parser = bench_parser(
+        "hosts",
+        "The arena on simulated hosts (Linux namespaces; needs root): games/s with 1, 2, 3 "
+        "worker hosts, and decisions over links with delay.",
     )
     parser.add_argument("--workers", default="1,2,3",
                         help="worker host counts to measure (default 1,2,3)")
