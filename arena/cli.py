@@ -211,6 +211,15 @@ def _external(module: str, func: str) -> Handler:
     return run
 
 
+def _pass_through(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+                  help_text: str, module: str, func: str) -> None:
+    """``name``, a subcommand whose arguments (``--help`` included) all go to
+    ``module.func``, which parses them itself."""
+    parser = sub.add_parser(name, help=help_text, add_help=False)
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.set_defaults(func=_external(module, func))
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     from .compiled import status
@@ -254,10 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     rsh.add_argument("file")
     rsh.add_argument("--earlier-defaults", action="store_true", help=earlier)
     rsh.set_defaults(func=_replay_show)
-    rex = rpsub.add_parser("export", help="replay files and text records out of a results store",
-                           add_help=False)
-    rex.add_argument("rest", nargs=argparse.REMAINDER)
-    rex.set_defaults(func=_external("arena.web.cli", "export_main"))
+    _pass_through(rpsub, "export", "replay files and text records out of a results store",
+                  "arena.web.cli", "export_main")
 
     play = sub.add_parser("play", help="a seeded game of random bots through the engine alone")
     play.add_argument("--rules", default="classic")
@@ -279,14 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--json", action="store_true")
     be.set_defaults(func=_bench_engine)
     for name, module, func, help_text in _EXTERNAL_BENCH:
-        bp = bsub.add_parser(name, help=help_text, add_help=False)
-        bp.add_argument("rest", nargs=argparse.REMAINDER)
-        bp.set_defaults(func=_external(module, func))
-
+        _pass_through(bsub, name, help_text, module, func)
     for name, module, func, help_text in _EXTERNAL:
-        sp = sub.add_parser(name, help=help_text, add_help=False)
-        sp.add_argument("rest", nargs=argparse.REMAINDER)
-        sp.set_defaults(func=_external(module, func))
+        _pass_through(sub, name, help_text, module, func)
 
     comp = sub.add_parser(
         "completion",
