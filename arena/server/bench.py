@@ -321,16 +321,6 @@ class _PingPong:
         self.server.close()
 
 
-def bench_pingpong(seconds: float, *, in_flight: int, clients: int = 3) -> dict[str, Any]:
-    """The yardstick alone, for ``seconds``."""
-    yard = _PingPong(in_flight, clients)
-    try:
-        yard.run(seconds)
-    finally:
-        yard.close()
-    return yard.figures()
-
-
 def _merge_loads(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One figure set for the load run out of its rounds."""
     if len(runs) == 1:

@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 
 from arena.ratings import Sprt, sprt_bounds
-from arena.tournament.adaptive import SPRT_ROUND_SETS, pair_score
-from arena.tournament.formats import make_format
+from arena.tournament.formats import SPRT_ROUND_SETS, make_format, pair_score
 from arena.tournament.leaderboard import (
     BOOTSTRAP,
     LeaderRow,
