@@ -173,6 +173,7 @@ def _play(args: argparse.Namespace) -> int:
 
     from .engine import Game, Rules, RulesError
     from .engine import replay as rp
+    from .engine.turns import turns
 
     try:
         opts = _parse_options(args.option)
@@ -183,13 +184,7 @@ def _play(args: argparse.Namespace) -> int:
         return 2
     game = Game(rules, seed=str(args.seed))
     rngs = [random.Random(f"{args.seed}/seat/{s}") for s in range(rules.players)]
-    while not game.is_over:
-        if game.is_chance:
-            game.deal()
-            continue
-        legal = game.legal_actions()
-        seat = game.to_act
-        assert seat is not None
+    for seat, legal in turns(game):
         game.apply(legal[rngs[seat].randrange(len(legal))])
     data = rp.replay_from_game(game, ["random"] * rules.players)
     print(rp.show(data))
@@ -214,6 +209,15 @@ def _external(module: str, func: str) -> Handler:
         return result
 
     return run
+
+
+def _pass_through(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+                  help_text: str, module: str, func: str) -> None:
+    """``name``, a subcommand whose arguments (``--help`` included) all go to
+    ``module.func``, which parses them itself."""
+    parser = sub.add_parser(name, help=help_text, add_help=False)
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.set_defaults(func=_external(module, func))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -259,10 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     rsh.add_argument("file")
     rsh.add_argument("--earlier-defaults", action="store_true", help=earlier)
     rsh.set_defaults(func=_replay_show)
-    rex = rpsub.add_parser("export", help="replay files and text records out of a results store",
-                           add_help=False)
-    rex.add_argument("rest", nargs=argparse.REMAINDER)
-    rex.set_defaults(func=_external("arena.web.cli", "export_main"))
+    _pass_through(rpsub, "export", "replay files and text records out of a results store",
+                  "arena.web.cli", "export_main")
 
     play = sub.add_parser("play", help="a seeded game of random bots through the engine alone")
     play.add_argument("--rules", default="classic")
@@ -284,14 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--json", action="store_true")
     be.set_defaults(func=_bench_engine)
     for name, module, func, help_text in _EXTERNAL_BENCH:
-        bp = bsub.add_parser(name, help=help_text, add_help=False)
-        bp.add_argument("rest", nargs=argparse.REMAINDER)
-        bp.set_defaults(func=_external(module, func))
-
+        _pass_through(bsub, name, help_text, module, func)
     for name, module, func, help_text in _EXTERNAL:
-        sp = sub.add_parser(name, help=help_text, add_help=False)
-        sp.add_argument("rest", nargs=argparse.REMAINDER)
-        sp.set_defaults(func=_external(module, func))
+        _pass_through(sub, name, help_text, module, func)
 
     comp = sub.add_parser(
         "completion",

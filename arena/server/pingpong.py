@@ -34,6 +34,7 @@ PLAY_METHOD = "/thousand.v1.BotService/Play"
 def sample_requests(count: int = 2000, seed: str = "pingpong") -> list[bytes]:
     """Serialized decision requests of real classic matches (first-legal play)."""
     from arena.engine import Game, Rules
+    from arena.engine.turns import turns
     from arena.match.types import DecisionRequest
     from arena.server import convert
 
@@ -43,13 +44,7 @@ def sample_requests(count: int = 2000, seed: str = "pingpong") -> list[bytes]:
     while len(out) < count:
         game = Game(rules, seed=f"{seed}/{game_no}")
         game_no += 1
-        while not game.is_over and len(out) < count:
-            if game.is_chance:
-                game.deal()
-                continue
-            seat = game.to_act
-            assert seat is not None
-            legal = game.legal_actions()
+        for seat, legal in turns(game):
             texts = tuple(a.text for a in legal)
             request = DecisionRequest(
                 match_id=f"m-{game_no:016x}",
@@ -64,6 +59,8 @@ def sample_requests(count: int = 2000, seed: str = "pingpong") -> list[bytes]:
                 decision_request=convert.decision_request_to_proto(request)
             )
             out.append(message.SerializeToString())
+            if len(out) == count:
+                break
             choice = next((a for a in legal if a.text != "concede"), legal[0])
             game.apply(choice)
     return out
