@@ -345,10 +345,10 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
     ("tournament", "arena.bench.tournament", "bench_main",
      "games/s with the local pool and with Celery workers; ratings time"),
     ("ratings", "arena.bench.ratings", "main", "ratings with CIs for many game results"),
-    ("poll", "arena.tournament.pollbench", "main",
+    ("poll", "arena.bench.poll", "main",
      "the scheduler's cost per poll at 10k, 100k and 1M results of a 1-deal tournament"),
-    ("referee", "arena.referee.bench", "bench_main", "in-process decisions/s through the referee"),
-    ("hub", "arena.server.bench_hub", "main",
+    ("referee", "arena.bench.referee", "bench_main", "in-process decisions/s through the referee"),
+    ("hub", "arena.bench.hub", "main",
      "the gateway's referee and hub per decision without gRPC (callgrind-ready)"),
     ("memory", "arena.bench.memory", "main",
      "gateway memory after many finished full-length matches"),
@@ -358,12 +358,12 @@ _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
      "sandbox start, time per decision and games/s of hosted bots, against remote clients"),
     ("strength", "arena.bench.strength", "bench_main",
      "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
-    ("stdio", "arena.stdio.bench", "main",
+    ("stdio", "arena.bench.stdio", "main",
      "time a decision costs a bot program on the text protocol against the same bot over "
      "gRPC"),
     ("luck", "arena.bench.luck", "bench_main",
      "variance of raw and luck-adjusted duplicate-set results for two close pairs of bots"),
-    ("hosts", "arena.rigs.bench", "main",
+    ("hosts", "arena.bench.hosts", "main",
      "simulated hosts (root): games/s with 1-3 worker hosts, decisions at 0-20 ms delay"),
 ]
 

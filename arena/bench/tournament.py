@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.server.processes import redis_server
+from arena.rigs.processes import redis_server
 from arena.tournament.executors import CeleryExecutor, Executor, LocalExecutor
 from arena.tournament.run import run_tournament
 from arena.tournament.spec import TournamentSpec, validate_spec

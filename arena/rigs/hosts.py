@@ -51,8 +51,8 @@ from typing import Any, TypeVar
 from arena.rigs import linux
 from arena.rigs.enter import HIDE, STICKY
 from arena.rigs.linux import RigError
+from arena.rigs.processes import Service
 from arena.sandbox.runtimes import runtimes_root
-from arena.server.processes import Service
 
 T = TypeVar("T")
 

@@ -25,7 +25,7 @@ from docblocks import REPO, block
 from docs_shell import Shell, options_of, shape
 
 from arena.completion import command_parser
-from arena.server.processes import RedisProcess, free_port
+from arena.rigs.processes import RedisProcess, free_port
 
 
 @pytest.fixture

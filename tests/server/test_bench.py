@@ -68,7 +68,7 @@ def test_bench_gateway_refuses_a_depth_over_its_matches() -> None:
 
 
 def test_bench_hub_plays_its_matches_and_prints_json() -> None:
-    figures = _json_of("arena.server.bench_hub", "--matches", "2", "--deals", "1")
+    figures = _json_of("arena.bench.hub", "--matches", "2", "--deals", "1")
     assert figures["matches"] == 2 and figures["deals_per_match"] == 1
     assert figures["decisions"] > 20  # every decision of two one-deal matches
     assert figures["us_per_decision"] > 0 and figures["cpu_us_per_decision"] > 0
@@ -76,7 +76,7 @@ def test_bench_hub_plays_its_matches_and_prints_json() -> None:
 
 def test_bench_hub_refuses_bad_figures_in_one_line() -> None:
     res = subprocess.run(
-        [sys.executable, "-m", "arena.server.bench_hub", "--matches", "0"],
+        [sys.executable, "-m", "arena.bench.hub", "--matches", "0"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -92,7 +92,7 @@ def test_the_pingpong_yardstick_serves_from_a_process_of_its_own() -> None:
     hand its events over between the loops and charge the yardstick for it."""
     import os
 
-    from arena.server.pingpong import PingPongProcess
+    from arena.bench.pingpong import PingPongProcess
 
     server = PingPongProcess(2)
     try:

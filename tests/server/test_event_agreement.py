@@ -23,8 +23,8 @@ from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2
 
 from arena.engine import PRESETS, Game, Rules
 from arena.engine.turns import turns
+from arena.rigs.testing import GatewayThread, RawBot
 from arena.server import convert
-from arena.server.testing import GatewayThread, RawBot
 
 OBSERVE = Game.observation
 _names = itertools.count()

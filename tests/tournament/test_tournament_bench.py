@@ -34,7 +34,7 @@ def test_the_figures_are_printed_for_a_reader() -> None:
 
 def test_poll_bench_runs_as_documented(capsys: object) -> None:
     """``arena bench poll`` on a small plan: every checkpoint printed with its figures."""
-    from arena.tournament.pollbench import main
+    from arena.bench.poll import main
 
     assert main(["--matches", "12000", "--repeat", "3", "--json"]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]

@@ -34,9 +34,9 @@ from arena import exitcodes
 from arena.bench import bench_parser
 from arena.compiled import status as compiled_status
 from arena.referee.clock import BotClock
+from arena.rigs.processes import BotProcess, Service, ServiceError, stop_all, wait_until
+from arena.rigs.testing import GatewayThread
 from arena.server.hub import BotHub, Outcome
-from arena.server.processes import BotProcess, Service, ServiceError, stop_all, wait_until
-from arena.server.testing import GatewayThread
 
 #: The bot logic both ways.
 LOGIC = "thousand_bot.examples:Greedy"
