@@ -173,6 +173,7 @@ def _play(args: argparse.Namespace) -> int:
 
     from .engine import Game, Rules, RulesError
     from .engine import replay as rp
+    from .engine.turns import turns
 
     try:
         opts = _parse_options(args.option)
@@ -183,13 +184,7 @@ def _play(args: argparse.Namespace) -> int:
         return 2
     game = Game(rules, seed=str(args.seed))
     rngs = [random.Random(f"{args.seed}/seat/{s}") for s in range(rules.players)]
-    while not game.is_over:
-        if game.is_chance:
-            game.deal()
-            continue
-        legal = game.legal_actions()
-        seat = game.to_act
-        assert seat is not None
+    for seat, legal in turns(game):
         game.apply(legal[rngs[seat].randrange(len(legal))])
     data = rp.replay_from_game(game, ["random"] * rules.players)
     print(rp.show(data))
@@ -214,6 +209,15 @@ def _external(module: str, func: str) -> Handler:
         return result
 
     return run
+
+
+def _pass_through(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+                  help_text: str, module: str, func: str) -> None:
+    """``name``, a subcommand whose arguments (``--help`` included) all go to
+    ``module.func``, which parses them itself."""
+    parser = sub.add_parser(name, help=help_text, add_help=False)
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.set_defaults(func=_external(module, func))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -259,10 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     rsh.add_argument("file")
     rsh.add_argument("--earlier-defaults", action="store_true", help=earlier)
     rsh.set_defaults(func=_replay_show)
-    rex = rpsub.add_parser("export", help="replay files and text records out of a results store",
-                           add_help=False)
-    rex.add_argument("rest", nargs=argparse.REMAINDER)
-    rex.set_defaults(func=_external("arena.web.cli", "export_main"))
+    _pass_through(rpsub, "export", "replay files and text records out of a results store",
+                  "arena.web.cli", "export_main")
 
     play = sub.add_parser("play", help="a seeded game of random bots through the engine alone")
     play.add_argument("--rules", default="classic")
@@ -284,14 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--json", action="store_true")
     be.set_defaults(func=_bench_engine)
     for name, module, func, help_text in _EXTERNAL_BENCH:
-        bp = bsub.add_parser(name, help=help_text, add_help=False)
-        bp.add_argument("rest", nargs=argparse.REMAINDER)
-        bp.set_defaults(func=_external(module, func))
-
+        _pass_through(bsub, name, help_text, module, func)
     for name, module, func, help_text in _EXTERNAL:
-        sp = sub.add_parser(name, help=help_text, add_help=False)
-        sp.add_argument("rest", nargs=argparse.REMAINDER)
-        sp.set_defaults(func=_external(module, func))
+        _pass_through(sub, name, help_text, module, func)
 
     comp = sub.add_parser(
         "completion",
@@ -343,30 +340,30 @@ _EXTERNAL: list[tuple[str, str, str, str]] = [
      "the luck model behind luck-adjusted results: train it, say which one is used"),
 ]
 _EXTERNAL_BENCH: list[tuple[str, str, str, str]] = [
-    ("gateway", "arena.server.bench", "main",
+    ("gateway", "arena.bench.gateway", "main",
      "decisions/s and added latency through one gateway with three remote bots"),
-    ("tournament", "arena.tournament.bench", "bench_main",
+    ("tournament", "arena.bench.tournament", "bench_main",
      "games/s with the local pool and with Celery workers; ratings time"),
-    ("ratings", "arena.ratings.bench", "main", "ratings with CIs for many game results"),
-    ("poll", "arena.tournament.pollbench", "main",
+    ("ratings", "arena.bench.ratings", "main", "ratings with CIs for many game results"),
+    ("poll", "arena.bench.poll", "main",
      "the scheduler's cost per poll at 10k, 100k and 1M results of a 1-deal tournament"),
-    ("referee", "arena.referee.bench", "bench_main", "in-process decisions/s through the referee"),
-    ("hub", "arena.server.bench_hub", "main",
+    ("referee", "arena.bench.referee", "bench_main", "in-process decisions/s through the referee"),
+    ("hub", "arena.bench.hub", "main",
      "the gateway's referee and hub per decision without gRPC (callgrind-ready)"),
-    ("memory", "arena.server.bench_memory", "main",
+    ("memory", "arena.bench.memory", "main",
      "gateway memory after many finished full-length matches"),
-    ("web", "arena.web.bench", "bench_main",
+    ("web", "arena.bench.web", "bench_main",
      "page and API latency of arena web on a store of 100,000 matches"),
-    ("hosted", "arena.hosted.bench", "main",
+    ("hosted", "arena.bench.hosted", "main",
      "sandbox start, time per decision and games/s of hosted bots, against remote clients"),
     ("strength", "arena.bench.strength", "bench_main",
      "Elo of a bot over an opponent in duplicate sets, with decision-time percentiles"),
-    ("stdio", "arena.stdio.bench", "main",
+    ("stdio", "arena.bench.stdio", "main",
      "time a decision costs a bot program on the text protocol against the same bot over "
      "gRPC"),
     ("luck", "arena.bench.luck", "bench_main",
      "variance of raw and luck-adjusted duplicate-set results for two close pairs of bots"),
-    ("hosts", "arena.rigs.bench", "main",
+    ("hosts", "arena.bench.hosts", "main",
      "simulated hosts (root): games/s with 1-3 worker hosts, decisions at 0-20 ms delay"),
 ]
 

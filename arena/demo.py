@@ -41,7 +41,7 @@ from typing import TextIO
 import yaml
 
 from arena.hosted.builtin import BUILTIN_CLASSES, NODE_STARTER, builtin_folder, node_starter_folder
-from arena.server.processes import (
+from arena.rigs.processes import (
     GatewayProcess,
     RedisProcess,
     Service,

@@ -2,8 +2,8 @@
 """Write the engine's generated modules from the one place each thing is declared.
 
 * ``arena/engine/options.py`` from ``arena/engine/options.toml``: every rule option's
-  declaration as data for :mod:`arena.engine.rules`, and the typed attributes a
-  ``Rules`` holds.
+  declaration as data for :mod:`arena.engine.rules`, the typed attributes a ``Rules``
+  holds, and the options that shape a deal (``shape = true``) as a value of their own.
 * ``arena/engine/trick_options.py`` from the same file: the options the trick rules read
   at every card (``trick = true``), as native attributes.
 * the body of ``GameObservationEncoder`` in ``arena/server/wire.py`` from
@@ -108,6 +108,9 @@ def options_module() -> str:
                 tail = "     " + ", ".join(values[6:]) + "),"
             rows.append(tail)
         fields.append(f"    {name}: {_ANNOTATION[(kind, nullable)]}")
+    shape = [name for name, o in declared.items() if o.get("shape")]
+    shape_fields = [f for f, (name, o) in zip(fields, declared.items(), strict=True)
+                    if o.get("shape")]
     return "\n".join([
         '"""The rule options as the engine reads them. ' + HEADER + " from",
         "``arena/engine/options.toml``, where each option is declared once (with what it",
@@ -116,7 +119,8 @@ def options_module() -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from typing import Any",
+        "from dataclasses import dataclass",
+        "from typing import Any, Self",
         "",
         "#: Each option as (name, type, default, help, source, choices, low, high, nullable),",
         "#: in the order of options.toml.",
@@ -132,6 +136,20 @@ def options_module() -> str:
         "    __slots__ = ()",
         "",
         *fields,
+        "",
+        "",
+        "@dataclass(frozen=True)",
+        "class DealShapeOptions:",
+        '    """How the deck is cut into hands and talons (the options marked ``shape = true``):',
+        "    rules that agree on these deal alike, whatever their other options.\"\"\"",
+        "",
+        *shape_fields,
+        "",
+        "    @classmethod",
+        "    def of(cls, options: Options) -> Self:",
+        "        return cls(",
+        *[f"            options.{n}," for n in shape],
+        "        )",
         "",
     ])
 

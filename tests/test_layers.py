@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hosted", ("arena.hosted",)),
     ("service", (
         "arena.server.app", "arena.server.__main__", "arena.server.hosted",
-        "arena.server.hosted_cli", "arena.server.admin", "arena.server.testing",
+        "arena.server.hosted_cli", "arena.server.admin",
     )),
     ("tournament", ("arena.tournament",)),
     ("workers", ("workers",)),
@@ -52,10 +52,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "arena.observability.watch", "arena.tournament.cli", "arena.ratings.luck.train",
         "arena.ratings.luck.cli",
         # the benchmarks (``arena bench ...``)
-        "arena.bench", "arena.hosted.bench", "arena.ratings.bench", "arena.referee.bench",
-        "arena.server.bench", "arena.server.bench_hub", "arena.server.bench_memory",
-        "arena.stdio.bench", "arena.tournament.bench", "arena.tournament.pollbench",
-        "arena.web.bench",
+        "arena.bench",
     )),
 )  # fmt: skip
 

@@ -46,14 +46,6 @@ def card(rank: int, suit: int) -> int:
     return suit * 8 + rank
 
 
-def suit_of(c: int) -> int:
-    return c >> 3
-
-
-def rank_of(c: int) -> int:
-    return c & 7
-
-
 CARD_NAMES = tuple(RANKS[c & 7] + SUITS[c >> 3] for c in range(32))
 
 

@@ -5,7 +5,8 @@ means): do not edit by hand.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Self
 
 #: Each option as (name, type, default, help, source, choices, low, high, nullable),
 #: in the order of options.toml.
@@ -395,3 +396,27 @@ class Options:
     target: int
     max_deals: int | None
     win_above_target: bool
+
+
+@dataclass(frozen=True)
+class DealShapeOptions:
+    """How the deck is cut into hands and talons (the options marked ``shape = true``):
+    rules that agree on these deal alike, whatever their other options."""
+
+    players: int
+    deck: int
+    hand_size: int
+    talon_size: int
+    talons: int
+    dealer_sits_out: bool
+
+    @classmethod
+    def of(cls, options: Options) -> Self:
+        return cls(
+            options.players,
+            options.deck,
+            options.hand_size,
+            options.talon_size,
+            options.talons,
+            options.dealer_sits_out,
+        )

@@ -25,7 +25,7 @@ from . import commitment as cm
 from .actions import parse_action
 from .cards import CARD_NAMES, DECK_24, DECK_32, hand_str, mask_of, parse_card
 from .errors import EngineError, ReplayError
-from .game import Game, public_text
+from .game import Game
 from .rules import Rules
 from .shuffle import deal_seed, shuffled
 
@@ -418,12 +418,3 @@ def _deal_story(game: Game, rec: Any, names: list[str]) -> list[str]:
     if bidding:
         out.append("  " + "; ".join(bidding))
     return out
-
-
-def public_action(text: str) -> str:
-    """The public form of an action text (hidden cards masked), for event streams."""
-    return public_text(parse_action(text))
-
-
-def deck_from_text(cards: list[str]) -> list[int]:
-    return [parse_card(c) for c in cards]

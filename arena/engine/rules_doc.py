@@ -46,10 +46,3 @@ def options_table() -> str:
         cells += [o.source, o.help.replace("|", "\\|")]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join([BEGIN, *rows, END])
-
-
-def presets_table() -> str:
-    rows = ["| preset | players | description |", "|---|---|---|"]
-    for name, (desc, _) in PRESETS.items():
-        rows.append(f"| `{name}` | {Rules.preset(name).players} | {desc} |")
-    return "\n".join(rows)

@@ -20,6 +20,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from arena.sandbox.host import host_dir
+
 from . import bundle as bd
 from .store import HostedStore
 
@@ -27,13 +29,10 @@ CACHE_ENV = "ARENA_BOT_CACHE"
 
 
 def cache_root() -> Path:
-    named = os.environ.get(CACHE_ENV)
-    if named:
-        return Path(named)
-    if os.geteuid() == 0:
-        return Path("/var/cache/arena/bots")
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "arena" / "bots"
+    return host_dir(
+        CACHE_ENV, "/var/cache/arena/bots",
+        lambda: Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "arena" / "bots",
+    )
 
 
 class BotCache:

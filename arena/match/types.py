@@ -157,32 +157,11 @@ class MatchResult:
     ranks: list[int]
     deals: int
     seat_stats: list[SeatStats]
-    forfeit_seat: int | None = None
-    duration_s: float = 0.0
-    replay: JSON | None = None
+    forfeit_seat: int | None
+    duration_s: float
+    replay: JSON | None
 
     def to_json(self) -> JSON:
         data = asdict(self)
         data["bots"] = list(self.bots)
         return data
-
-    @classmethod
-    def from_json(cls, data: JSON) -> MatchResult:
-        known = SeatStats.__dataclass_fields__
-        stats = [
-            SeatStats(**{k: v for k, v in s.items() if k in known})
-            for s in data.get("seat_stats", [])
-        ]
-        return cls(
-            match_id=data["match_id"],
-            seed=data["seed"],
-            bots=tuple(data["bots"]),
-            status=data["status"],
-            scores=list(data["scores"]),
-            ranks=list(data["ranks"]),
-            deals=int(data["deals"]),
-            seat_stats=stats,
-            forfeit_seat=data.get("forfeit_seat"),
-            duration_s=float(data.get("duration_s", 0.0)),
-            replay=data.get("replay"),
-        )

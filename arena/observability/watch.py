@@ -363,6 +363,19 @@ class _Screen:
         self.color = color
         self._last = 0.0
 
+    @classmethod
+    def on(cls, out: TextIO | None, redraw: bool | None, color: bool | None) -> _Screen:
+        """On ``out`` (without one: the view on stdout, messages on stderr); redraws and
+        colours by default where that is a terminal."""
+        stream_out = out if out is not None else sys.stdout
+        is_tty = bool(getattr(stream_out, "isatty", lambda: False)())
+        return cls(
+            stream_out,
+            redraw=is_tty if redraw is None else redraw,
+            color=is_tty if color is None else color,
+            err=out if out is not None else sys.stderr,
+        )
+
     def show(self, view: MatchView, line: str, *, force: bool = False) -> None:
         if not self.redraw:
             self.out.write(line + "\n")
@@ -384,27 +397,17 @@ async def watch_async(
     target: str,
     match_id: str,
     token: str,
+    screen: _Screen,
     *,
     tournament: str | None = None,
-    out: TextIO | None = None,
-    redraw: bool | None = None,
-    color: bool | None = None,
     timeout: float | None = None,
     tls: ClientTls | None = None,
 ) -> int:
-    """Follow one match to its end; see :func:`watch` for the exit codes."""
+    """Follow one match of the gateway to its end; see :func:`watch` for the exit codes."""
     import grpc
     import grpc.aio
     from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
-    stream_out = out if out is not None else sys.stdout
-    is_tty = bool(getattr(stream_out, "isatty", lambda: False)())
-    screen = _Screen(
-        stream_out,
-        redraw=is_tty if redraw is None else redraw,
-        color=is_tty if color is None else color,
-        err=out if out is not None else sys.stderr,
-    )
     view = MatchView(match_id=match_id, tournament=tournament)
     metadata = (("authorization", f"Bearer {token}"),)
     from arena.server.tls import aio_channel
@@ -439,27 +442,12 @@ async def watch_async(
 LIVE_SILENCE_S = 180.0
 
 
-def watch_live(
-    reader: Any,
-    match_id: str,
-    *,
-    tournament: str | None = None,
-    out: TextIO | None = None,
-    redraw: bool | None = None,
-    color: bool | None = None,
-) -> int:
+def watch_live(reader: Any, match_id: str, screen: _Screen, *,
+               tournament: str | None = None) -> int:
     """Follow a match published live (a tournament's, on any executor) from its first event
     to its end, as the web's live pages do; see :func:`watch` for the exit codes."""
     from arena.observability.live import public_event
 
-    stream_out = out if out is not None else sys.stdout
-    is_tty = bool(getattr(stream_out, "isatty", lambda: False)())
-    screen = _Screen(
-        stream_out,
-        redraw=is_tty if redraw is None else redraw,
-        color=is_tty if color is None else color,
-        err=out if out is not None else sys.stderr,
-    )
     meta = reader.meta(match_id)
     view = MatchView(match_id=match_id,
                      tournament=tournament or (meta.meta.get("tournament") if meta else None))
@@ -592,8 +580,8 @@ def watch(
                 return _list_live(reader, out if out is not None else sys.stdout)
             found, why = _find_live(reader, match_id)
             if found is not None:
-                return watch_live(reader, found, tournament=tournament, out=out,
-                                  redraw=redraw, color=color)
+                return watch_live(reader, found, _Screen.on(out, redraw, color),
+                                  tournament=tournament)
             if not token:
                 errors.write(f"arena watch: {why}\n")
                 return 1
@@ -623,16 +611,8 @@ def watch(
         return 2
     try:
         return asyncio.run(
-            watch_async(
-                target,
-                match_id,
-                token,
-                tournament=tournament,
-                out=out,
-                redraw=redraw,
-                color=color,
-                tls=tls,
-            )
+            watch_async(target, match_id, token, _Screen.on(out, redraw, color),
+                        tournament=tournament, tls=tls)
         )
     except KeyboardInterrupt:
         (out if out is not None else sys.stdout).write("\n")

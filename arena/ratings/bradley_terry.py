@@ -110,7 +110,7 @@ def fit_bradley_terry(
     or lost everything, or the players split into camps that never met), in the full data
     or in a bootstrap replicate.
     """
-    pairs = _as_pair_data(data)
+    pairs = PairData.of(data)
     if not (math.isfinite(prior_draws) and prior_draws >= 0.0):
         raise ValueError(f"prior_draws must be a finite number >= 0, got {prior_draws}")
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int) or n_bootstrap < 0:
@@ -276,11 +276,3 @@ def _require_finite_mle(wins: FloatArray, players: tuple[str, ...], where: str) 
         f"Bradley-Terry ratings are unbounded for {where} ({reason}). "
         "Pass prior_draws > 0 (e.g. 1.0) to add a weak prior of virtual draws."
     )
-
-
-def _as_pair_data(data: Iterable[GameResult] | GameTable | PairData) -> PairData:
-    if isinstance(data, PairData):
-        return data
-    if isinstance(data, GameTable):
-        return PairData.from_table(data)
-    return PairData.from_results(data)

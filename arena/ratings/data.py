@@ -286,6 +286,16 @@ class PairData:
         return cls.from_table(GameTable.from_results(results, players))
 
     @classmethod
+    def of(cls, data: Iterable[GameResult] | GameTable | PairData) -> PairData:
+        """Pair data from whichever form a rating function was given: every fit and
+        matrix accepts results, a game table or pair data alike."""
+        if isinstance(data, PairData):
+            return data
+        if isinstance(data, GameTable):
+            return cls.from_table(data)
+        return cls.from_results(data)
+
+    @classmethod
     def from_pairwise(
         cls,
         player_a: Sequence[str],

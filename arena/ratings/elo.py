@@ -230,7 +230,7 @@ def los_matrix(results: Iterable[GameResult] | GameTable | PairData) -> LosMatri
     it stops counting correlated games as independent evidence. Pairs that never produced a
     decisive difference get 0.5, and so does the diagonal.
     """
-    data = _as_pair_data(results)
+    data = PairData.of(results)
     p = data.n_players
     d = 2.0 * data.score - data.games
     cell = data.lo * p + data.hi
@@ -243,14 +243,6 @@ def los_matrix(results: Iterable[GameResult] | GameTable | PairData) -> LosMatri
     matrix[iu] = upper[iu]
     matrix.T[iu] = 1.0 - upper[iu]
     return LosMatrix(data.players, matrix)
-
-
-def _as_pair_data(results: Iterable[GameResult] | GameTable | PairData) -> PairData:
-    if isinstance(results, PairData):
-        return results
-    if isinstance(results, GameTable):
-        return PairData.from_table(results)
-    return PairData.from_results(results)
 
 
 def _check_counts(counts: Sequence[float], what: str, *, allow_empty: bool = False) -> None:

@@ -29,11 +29,10 @@ from typing import IO, Any
 
 from thousand_bot.stdio.program import Transcript
 
-from arena.engine import EngineError, Rules, parse_action
+from arena.engine import EngineError, Rules
 from arena.engine import commitment as cm
 from arena.engine import replay as rp
 from arena.match.types import (
-    ACTION_MAX,
     JSON,
     DecisionRequest,
     MatchResult,
@@ -42,7 +41,14 @@ from arena.match.types import (
     TimeControl,
 )
 from arena.referee.clock import BotClock
-from arena.referee.runner import match_rules, raised_at, resolve_seat, run_match
+from arena.referee.runner import (
+    AnswerTooLong,
+    match_rules,
+    parse_answer,
+    raised_at,
+    resolve_seat,
+    run_match,
+)
 from arena.referee.story import Story
 
 ORGANISER_TOKEN_ENV = "ARENA_ORGANISER_TOKEN"
@@ -493,6 +499,18 @@ class Problem:
 
 
 @dataclass
+class Chances:
+    """Turns where the bot could make one choice (bid, concede), and how often it did."""
+
+    turns: int = 0
+    taken: int = 0
+
+    def count(self, taken: bool) -> None:
+        self.turns += 1
+        self.taken += taken
+
+
+@dataclass
 class Probe:
     """What bot-check saw of the bot under test."""
 
@@ -506,10 +524,8 @@ class Probe:
     traceback: str | None = None
     #: Play that is legal but broken: turns where a bid was allowed, and bids made; deals
     #: where conceding was allowed, and concessions.
-    bid_turns: int = 0
-    bids: int = 0
-    concede_turns: int = 0
-    concedes: int = 0
+    bids: Chances = field(default_factory=Chances)
+    concessions: Chances = field(default_factory=Chances)
     #: On a gateway: the bot's last action was a card given or discarded (declaring).
     declaring: bool = False
     match_index: int = 0
@@ -527,22 +543,21 @@ class Probe:
         if not isinstance(answer, str):
             return
         if any(a.startswith(("bid ", "blind ")) for a in legal):
-            self.bid_turns += 1
-            self.bids += answer.startswith(("bid ", "blind "))
+            self.bids.count(answer.startswith(("bid ", "blind ")))
         if "concede" in legal:
-            self.concede_turns += 1
-            self.concedes += answer == "concede"
+            self.concessions.count(answer == "concede")
 
     def warnings(self) -> list[str]:
         """Play that breaks no rule and still loses: a bot that gives up every contract it
         could play, or that never bids. Legal, so no problem; said, so not missed."""
         out = []
-        if self.concede_turns >= 2 and self.concedes == self.concede_turns:
-            out.append(f"conceded every time it could ({self.concedes} of "
-                       f"{self.concede_turns}): each concession gives up the contract; a "
+        conceded, bids = self.concessions, self.bids
+        if conceded.turns >= 2 and conceded.taken == conceded.turns:
+            out.append(f"conceded every time it could ({conceded.taken} of "
+                       f"{conceded.turns}): each concession gives up the contract; a "
                        "bot that always concedes loses every deal it declares")
-        if self.bid_turns >= 4 and self.bids == 0:
-            out.append(f"never bid ({self.bid_turns} turns where a bid was allowed): it "
+        if bids.turns >= 4 and bids.taken == 0:
+            out.append(f"never bid ({bids.turns} turns where a bid was allowed): it "
                        "declares only when it must, and never for a contract of its own")
         return out
 
@@ -644,12 +659,10 @@ class ProbeSeat:
         elif not isinstance(answer, str):
             probe.add(request, "malformed", f"answered {type(answer).__name__}, not text")
         elif answer not in request.legal:
-            if len(answer) > ACTION_MAX:
-                probe.add(request, "malformed", f"{answer[:40]!r}...: longer than {ACTION_MAX} "
-                          "characters")
-                return answer
             try:
-                action = parse_action(answer)
+                action = parse_answer(answer)
+            except AnswerTooLong as exc:
+                probe.add(request, "malformed", f"{answer[:40]!r}...: {exc}")
             except EngineError as exc:
                 probe.add(request, "malformed", f"{answer!r}: {exc}")
             else:
@@ -674,11 +687,9 @@ def _note_event(probe: Probe, action: str) -> None:
     concession) as one where it could concede."""
     word = action.split(" ", 1)[0]
     if word in ("pass", "bid", "blind"):
-        probe.bid_turns += 1
-        probe.bids += word != "pass"
+        probe.bids.count(word != "pass")
     elif word == "concede" or (word in ("give", "discard") and not probe.declaring):
-        probe.concede_turns += 1
-        probe.concedes += word == "concede"
+        probe.concessions.count(word == "concede")
     probe.declaring = word in ("give", "discard")
 
 

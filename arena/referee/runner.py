@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from arena.bots import BUILTIN_BOTS, get_bot, seat_seed
-from arena.engine import Action, EngineError, Game, Rules, cards_str, parse_action
+from arena.engine import Action, EngineError, Game, NotationError, Rules, cards_str, parse_action
 from arena.engine import commitment as cm
 from arena.engine.game import DealRecord
 from arena.engine.replay import replay_from_game
@@ -120,6 +120,20 @@ def raised_at(exc: BaseException) -> str:
     frame = (own or frames)[-1]
     line = f": {frame.line.strip()}" if frame.line else ""
     return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}{line}"
+
+
+class AnswerTooLong(NotationError):
+    """An answer longer than any action: malformed without being parsed, however it ends
+    (see :data:`arena.match.types.ACTION_MAX`)."""
+
+
+def parse_answer(answer: str) -> Action:
+    """The action a seat's answer names, read as the referee reads every answer; raises
+    :class:`AnswerTooLong`, or the engine's :class:`NotationError` for text that names no
+    action. ``arena bot-check`` reads answers with it too, to judge as a match will."""
+    if len(answer) > ACTION_MAX:
+        raise AnswerTooLong(f"longer than {ACTION_MAX} characters")
+    return parse_action(answer)
 
 
 def match_rules(spec: MatchSpec) -> Rules:
@@ -621,11 +635,9 @@ class _Match:
                 action = legal[texts.index(answer)]
             elif not isinstance(answer, str):
                 outcome, why = MALFORMED, f"expected action text, got {type(answer).__name__}"
-            elif len(answer) > ACTION_MAX:
-                outcome, why = MALFORMED, f"longer than {ACTION_MAX} characters"
             else:
                 try:
-                    parsed = parse_action(answer)
+                    parsed = parse_answer(answer)
                 except EngineError as exc:
                     outcome, why = MALFORMED, str(exc)
                 else:

@@ -176,7 +176,7 @@ class Deployment:
         (queues, routing lists and leases lost), as the compose file's Redis would."""
         assert self.redis_proc is not None
         self.redis_proc.signal(9)
-        self.redis_proc.popen.wait(10)
+        self.redis_proc.proc.wait(10)
         time.sleep(down_s)
         self.start_redis()
 
@@ -344,7 +344,7 @@ class Deployment:
                 return
             for name, proc in self.bot_procs.items():
                 if name in wanted and not proc.alive():
-                    raise RigError(f"bot {name} exited:\n{proc.tail()}")
+                    raise RigError(f"bot {name} exited:\n{proc.log_tail()}")
             if time.monotonic() > deadline:
                 raise RigError(f"bots {sorted(wanted - connected)} did not connect")
             time.sleep(0.3)

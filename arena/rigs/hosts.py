@@ -51,6 +51,7 @@ from typing import Any, TypeVar
 from arena.rigs import linux
 from arena.rigs.enter import HIDE, STICKY
 from arena.rigs.linux import RigError
+from arena.rigs.processes import Service
 from arena.sandbox.runtimes import runtimes_root
 
 T = TypeVar("T")
@@ -134,63 +135,41 @@ def remove_stale_rigs() -> list[str]:
     return removed
 
 
-class Proc:
+class Proc(Service):
     """A program running on a host, with its output in a log file in the host's directory."""
+
+    tail_lines = 25
 
     def __init__(self, host: Host, name: str, popen: subprocess.Popen[bytes],
                  log: Path) -> None:
+        super().__init__(name, popen, log)
         self.host = host
-        self.name = name
-        self.popen = popen
-        self.log = log
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def text(self) -> str:
-        try:
-            return self.log.read_text("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def tail(self, lines: int = 25) -> str:
-        return "\n".join(self.text().splitlines()[-lines:])
 
     def wait_for(self, pattern: str, timeout: float = 60.0) -> re.Match[str]:
         """Poll the log until ``pattern`` appears; a clear error if the program exits first."""
         deadline = time.monotonic() + timeout
         regex = re.compile(pattern)
         while True:
-            found = regex.search(self.text())
+            found = regex.search(self.log_text())
             if found:
                 return found
             if not self.alive():
                 raise RigError(f"{self.host.name}: {self.name} exited "
-                               f"({self.popen.returncode}) before {pattern!r}:\n{self.tail()}")
+                               f"({self.proc.returncode}) before {pattern!r}:\n"
+                               f"{self.log_tail()}")
             if time.monotonic() > deadline:
                 raise RigError(f"{self.host.name}: no {pattern!r} from {self.name} after "
-                               f"{timeout:.0f} s:\n{self.tail()}")
+                               f"{timeout:.0f} s:\n{self.log_tail()}")
             time.sleep(0.1)
 
     def signal(self, sig: int) -> None:
         """Signal the program and every process it started (its session)."""
         if self.alive():
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, sig)
+                os.killpg(self.proc.pid, sig)
 
     def stop(self, timeout: float = 15.0) -> int | None:
-        if self.alive():
-            self.signal(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.signal(signal.SIGKILL)
-                self.popen.wait(10)
-        return self.popen.returncode
+        return super().stop(timeout)
 
 
 @dataclass(eq=False)
@@ -204,25 +183,21 @@ class Host:
     home: Path
     procs: list[Proc] = field(default_factory=list)
     cut: bool = False
+    #: Its network namespace.
+    netns: str = field(init=False)
+    #: How the other hosts reach this one (through the network's relay).
+    address: str = field(init=False)
+    #: The address on the host's own link (only the network's relay uses it).
+    link_address: str = field(init=False)
+    #: The network side of the host's link.
+    link: str = field(init=False)
 
-    @property
-    def netns(self) -> str:
-        return f"{self.rig.tag}-{self.name}"
-
-    @property
-    def address(self) -> str:
-        """How the other hosts reach this one (through the network's relay)."""
-        return f"{ADDRESS_PREFIX}.{self.index}"
-
-    @property
-    def link_address(self) -> str:
-        """The address on the host's own link (only the network's relay uses it)."""
-        return f"{NET_PREFIX}.{self.index}.2"
-
-    @property
-    def link(self) -> str:
-        """The network side of the host's link."""
-        return f"h{self.index}"
+    def __post_init__(self) -> None:
+        # Named by the rig, the host's name and its number, which it keeps for life.
+        self.netns = f"{self.rig.tag}-{self.name}"
+        self.address = f"{ADDRESS_PREFIX}.{self.index}"
+        self.link_address = f"{NET_PREFIX}.{self.index}.2"
+        self.link = f"h{self.index}"
 
     def file(self, path: str) -> Path:
         """Where a file the host sees at ``path`` (in its directory, or in a place of its
@@ -310,7 +285,7 @@ class Host:
         count = linux.kill_netns_processes(self.netns)
         for proc in self.procs:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.popen.wait(10)
+                proc.proc.wait(10)
         return count
 
     def stop(self, timeout: float = 15.0) -> None:
@@ -321,11 +296,11 @@ class Host:
         deadline = time.monotonic() + timeout
         for proc in reversed(self.procs):
             try:
-                proc.popen.wait(max(0.1, deadline - time.monotonic()))
+                proc.proc.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.signal(signal.SIGKILL)
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.popen.wait(10)
+                    proc.proc.wait(10)
         with contextlib.suppress(RigError):
             linux.kill_netns_processes(self.netns)
 

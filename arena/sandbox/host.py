@@ -17,6 +17,7 @@ import os
 import shutil
 import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,13 +41,21 @@ class SandboxError(RuntimeError):
     """A sandbox could not be set up or ended badly through no fault of the bot."""
 
 
-def _state_dir() -> Path:
-    named = os.environ.get(STATE_ENV)
+def host_dir(env: str, as_root: str, as_user: Callable[[], Path]) -> Path:
+    """The directory of the arena's files on this host: the one ``env`` names, else the
+    system's ``as_root`` when the arena runs as root (and seats run as uids of their own),
+    else one of the user's."""
+    named = os.environ.get(env)
     if named:
         return Path(named)
     if os.geteuid() == 0:
-        return Path("/run/arena-sandbox")
-    return Path(f"/tmp/arena-sandbox-{os.geteuid()}")
+        return Path(as_root)
+    return as_user()
+
+
+def _state_dir() -> Path:
+    return host_dir(STATE_ENV, "/run/arena-sandbox",
+                    lambda: Path(f"/tmp/arena-sandbox-{os.geteuid()}"))
 
 
 def _uid_range() -> tuple[int, int]:

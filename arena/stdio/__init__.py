@@ -6,8 +6,9 @@
 * :mod:`arena.stdio.session`: a bot program as an instance of a bot on a hub, judged by
   the gateway's own code;
 * :mod:`arena.stdio.seat`: ``cmd:COMMAND`` bots, a program per seat (``arena match``,
-  ``arena bot-check``, tournaments), and the interface for launchers such as a sandbox;
-* :mod:`arena.stdio.bench`: ``arena bench stdio``.
+  ``arena bot-check``, tournaments), and the interface for launchers such as a sandbox.
+
+``arena bench stdio`` (:mod:`arena.bench.stdio`) measures them.
 """
 
 from thousand_bot.stdio.protocol import VERSION

@@ -35,13 +35,6 @@ from arena.tournament.run import Progress, run_tournament
 from arena.tournament.spec import DEFAULT_DB, SpecError, TournamentSpec, load_spec
 from arena.tournament.store import ResultStore, StoreError, StoreUnavailable, parse_db_url
 
-EXIT_OK = exitcodes.OK
-EXIT_MATCH_FAILED = exitcodes.FAILED
-EXIT_USAGE = exitcodes.USAGE
-EXIT_UNAVAILABLE = exitcodes.UNAVAILABLE
-EXIT_INTERRUPTED = exitcodes.INTERRUPTED
-EXIT_TERMINATED = exitcodes.TERMINATED
-
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C: stop, keep the results, say so."""
@@ -164,22 +157,45 @@ def _raw_preflight(path: str, overrides: Mapping[str, Any]) -> list[str]:
     )
 
 
+#: The subcommands: name, the line ``arena tournament --help`` gives it, and the description
+#: of its own ``--help`` (None where that line says it all).
+_COMMANDS: tuple[tuple[str, str, str | None], ...] = (
+    ("run", "play every match without a stored result (resumes a stopped run)",
+     "Play the tournament; matches already in the results store are skipped, so running "
+     "again after a stop resumes it."),
+    ("check", "validate a spec file and say what it would play", None),
+    ("plan", "list the matches (for Swiss, SPRT and league: the first round)", None),
+    ("status", "how many matches are stored for a spec", None),
+    ("reveal", "after the end: the deal secret and every match's seed, to check the deals",
+     "Print a finished tournament's deal secret, its commitment and, per stored match, the "
+     "derivation key, seed and seed commitment."),
+    ("verify", "check every stored match against the revealed secret, or the public seed "
+     "(exit 0 ok, 1 mismatch)",
+     "Check the revealed secret against the commitment, each match's id and seed against "
+     "their derivation, and each replay's commitment, decks and result; for a public-seed "
+     "tournament, each match against the seed."),
+)
+_DB_HELP = "results database URL or file (override the spec)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena tournament", description="Run tournaments described by a spec file."
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    commands = {
+        name: sub.add_parser(name, help=help_, description=description)
+        for name, help_, description in _COMMANDS
+    }
+    for name, command in commands.items():
+        command.add_argument(
+            "spec", help="tournament spec file (.yaml, .toml or .json)" if name == "run" else None
+        )
 
-    run = sub.add_parser(
-        "run",
-        help="play every match without a stored result (resumes a stopped run)",
-        description="Play the tournament; matches already in the results store are skipped, "
-        "so running again after a stop resumes it.",
-    )
-    run.add_argument("spec", help="tournament spec file (.yaml, .toml or .json)")
+    run = commands["run"]
     run.add_argument("--executor", choices=("inline", "local", "celery"), help="override the spec")
     run.add_argument("--workers", type=int, help="processes of the local pool (override the spec)")
-    run.add_argument("--db", help="results database URL or file (override the spec)")
+    run.add_argument("--db", help=_DB_HELP)
     run.add_argument("--broker", help="Celery broker URL (override the spec)")
     run.add_argument(
         "--quiet", "-q", action="store_true", help="no progress bar (waits are still said)"
@@ -214,44 +230,16 @@ def _parser() -> argparse.ArgumentParser:
         "final figures ('inf': until SIGTERM or Ctrl-C); needs --metrics-port",
     )
 
-    check = sub.add_parser("check", help="validate a spec file and say what it would play")
-    check.add_argument("spec")
-
-    plan = sub.add_parser(
-        "plan", help="list the matches (for Swiss, SPRT and league: the first round)"
-    )
-    plan.add_argument("spec")
-    plan.add_argument("--json", action="store_true", help="one JSON object per line")
-
-    status = sub.add_parser("status", help="how many matches are stored for a spec")
-    status.add_argument("spec")
-    status.add_argument("--db", help="results database URL or file (override the spec)")
-
-    reveal = sub.add_parser(
-        "reveal",
-        help="after the end: the deal secret and every match's seed, to check the deals",
-        description="Print a finished tournament's deal secret, its commitment and, per "
-        "stored match, the derivation key, seed and seed commitment.",
-    )
-    reveal.add_argument("spec")
-    reveal.add_argument("--db", help="results database URL or file (override the spec)")
-    reveal.add_argument("--json", action="store_true", help="everything as one JSON object")
-    reveal.add_argument(
+    commands["plan"].add_argument("--json", action="store_true", help="one JSON object per line")
+    for name in ("status", "reveal", "verify"):
+        commands[name].add_argument("--db", help=_DB_HELP)
+    commands["reveal"].add_argument("--json", action="store_true",
+                                    help="everything as one JSON object")
+    commands["reveal"].add_argument(
         "--end", action="store_true",
         help="end an unfinished tournament now (a league) and reveal; no match can follow",
     )  # fmt: skip
-
-    verify = sub.add_parser(
-        "verify",
-        help="check every stored match against the revealed secret, or the public seed "
-        "(exit 0 ok, 1 mismatch)",
-        description="Check the revealed secret against the commitment, each match's id and "
-        "seed against their derivation, and each replay's commitment, decks and result; for "
-        "a public-seed tournament, each match against the seed.",
-    )
-    verify.add_argument("spec")
-    verify.add_argument("--db", help="results database URL or file (override the spec)")
-    verify.add_argument(
+    commands["verify"].add_argument(
         "--commitment", metavar="HEX",
         help="the tournament commitment published at its start (default: the stored one)",
     )  # fmt: skip
@@ -419,7 +407,7 @@ def _check(path: str) -> int:
         print(f"arena tournament: {SpecError(problems, path)}", file=sys.stderr)
         for warning in warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        return EXIT_USAGE
+        return exitcodes.USAGE
     assert spec is not None
     print(f"ok: {_describe(spec)}")
     for warning in warnings:
@@ -427,7 +415,7 @@ def _check(path: str) -> int:
     note = _seed_note(spec)
     if note:
         print(note, file=sys.stderr)
-    return EXIT_OK
+    return exitcodes.OK
 
 
 def tournament_main(argv: Sequence[str] | None = None) -> int:
@@ -522,7 +510,8 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
                 f"run the same command to resume",
                 file=sys.stderr,
             )
-            return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+            terminated = isinstance(exc, Terminated)
+            return exitcodes.TERMINATED if terminated else exitcodes.INTERRUPTED
         state = "finished" if summary.finished else "stopped"
         if summary.finished:
             progress.set_total(progress.done)
@@ -541,19 +530,19 @@ def tournament_main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (SpecError, NotRevealed) as exc:  # NotRevealed: reveal or verify, too early
         print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exitcodes.USAGE
     except (StoreUnavailable, ServiceUnavailable) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
+        return exitcodes.UNAVAILABLE
     except (StoreError, ExecutorConfigError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exitcodes.USAGE
     except ExecutorError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_MATCH_FAILED
+        return exitcodes.FAILED
     except KeyboardInterrupt:
         print(f"{prog}: stopped", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return exitcodes.INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``... | head``): stay quiet, also at the exit flush.
         exitcodes.silence_stdout()

@@ -126,17 +126,6 @@ def play_match_runs(
         return run_match_sync(match.spec, resolver, on_event, labels=match.players), []
 
 
-def play_match_result(
-    match: ScheduledMatch,
-    routing_url: str | None = None,
-    *,
-    db_url: str | None = None,
-    executor: str = "inline",
-) -> MatchResult:
-    """:func:`play_match_runs` without the hosted seats' runs."""
-    return play_match_runs(match, routing_url, db_url=db_url, executor=executor)[0]
-
-
 def play_record(
     match: ScheduledMatch,
     routing_url: str | None = None,

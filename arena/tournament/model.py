@@ -48,15 +48,19 @@ class ScheduledMatch:
     def match_id(self) -> str:
         return self.spec.match_id
 
+    def _placing(self) -> JSON:
+        """Where the match stands in its tournament, and who plays it."""
+        return {"tournament": self.tournament, "index": self.index, "group": self.group,
+                "round": self.round, "players": list(self.players)}
+
     def to_json(self) -> JSON:
-        return {
-            "tournament": self.tournament,
-            "index": self.index,
-            "group": self.group,
-            "round": self.round,
-            "players": list(self.players),
-            "spec": self.spec.to_json(),
-        }
+        return {**self._placing(), "spec": self.spec.to_json()}
+
+    def row_fields(self) -> JSON:
+        """The fields of this match's :class:`ResultRecord` that the schedule fixed before
+        it was played (the result adds the rest)."""
+        return {"match_id": self.match_id, **self._placing(), "bots": list(self.spec.bots),
+                "seed": self.spec.seed}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
@@ -133,14 +137,7 @@ class ResultRecord:
         # Not result.to_json(): dataclasses.asdict deep-copies the whole replay, which
         # costs more than a short match.
         return cls(
-            match_id=match.match_id,
-            tournament=match.tournament,
-            index=match.index,
-            group=match.group,
-            round=match.round,
-            players=list(match.players),
-            bots=list(match.spec.bots),
-            seed=match.spec.seed,
+            **match.row_fields(),
             status=result.status,
             scores=[int(s) for s in result.scores],
             ranks=[int(r) for r in result.ranks],

@@ -171,11 +171,12 @@ class RunSummary:
     already_stored: int
     elapsed_s: float
     finished: bool
-    note: str = ""
+    #: Where an adaptive format's test stands (the SPRT's verdict); "" for other formats.
+    note: str
     #: The commitment to the deal secret (None for a public seed).
-    commitment: str | None = None
+    commitment: str | None
     #: The deal secret, once this run finished the tournament and so revealed it.
-    revealed_secret: str | None = field(default=None, repr=False)
+    revealed_secret: str | None = field(repr=False)
 
     @property
     def games_per_s(self) -> float:

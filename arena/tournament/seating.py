@@ -1,5 +1,5 @@
-"""Seatings and the numbering of matches, shared by the fixed formats
-(:mod:`arena.tournament.formats`) and the adaptive ones (:mod:`arena.tournament.adaptive`):
+"""Seatings and the numbering of matches, shared by every format of
+:mod:`arena.tournament.formats`, fixed or adaptive:
 every format seats its tables and derives its match ids and seeds the same way, so that a
 match's id and deals depend on the tournament's seed and the match's place alone."""
 
@@ -52,10 +52,6 @@ def latin_seatings(k: int) -> list[Seating]:
 
 def seatings_for(k: int, mode: str) -> list[Seating]:
     return latin_seatings(k) if mode == "latin" else all_seatings(k)
-
-
-def default_seating_mode(spec: TournamentSpec) -> str:
-    return spec.format.seatings
 
 
 # ---------------------------------------------------------------------------------------

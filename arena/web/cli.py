@@ -40,13 +40,16 @@ def _port_free(host: str, port: int) -> str | None:
     return None
 
 
-def web_main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="arena web",
-        description="Serve tournaments, leaderboards, matches, replays and live matches "
-        "in a browser (and as JSON under /api).",
-    )
+def _store_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a command that reads a results store, with its ``--db``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+    return parser
+
+
+def web_main(argv: Sequence[str] | None = None) -> int:
+    parser = _store_parser("arena web", "Serve tournaments, leaderboards, matches, replays and "
+                           "live matches in a browser (and as JSON under /api).")
     parser.add_argument(
         "--routing",
         default=os.environ.get("ARENA_ROUTING_URL"),
@@ -140,12 +143,8 @@ def _safe_name(text: str) -> str:
 
 def export_main(argv: Sequence[str] | None = None) -> int:
     """``arena replay export``: replay files and text records of stored matches."""
-    parser = argparse.ArgumentParser(
-        prog="arena replay export",
-        description="Write the replay file (JSON, as arena replay verify/show read) and a "
-        "readable text record of stored matches.",
-    )
-    parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+    parser = _store_parser("arena replay export", "Write the replay file (JSON, as arena replay "
+                           "verify/show read) and a readable text record of stored matches.")
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("match_id", nargs="?", help="a match id (a unique prefix is enough)")
     which.add_argument("--tournament", "-t", help="every match of this tournament")

@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 
 from arena.ratings import Sprt, sprt_bounds
-from arena.tournament.adaptive import SPRT_ROUND_SETS, pair_score
-from arena.tournament.formats import make_format
+from arena.tournament.formats import SPRT_ROUND_SETS, make_format, pair_score
 from arena.tournament.leaderboard import (
     BOOTSTRAP,
     LeaderRow,
@@ -83,17 +82,19 @@ def _finite(value: float | None, digits: int = 4) -> float | None:
     return round(float(value), digits)
 
 
+#: What the referee counts for a seat in a match, summed as they are over a participant's
+#: games (the names of the stored seat stats, in the order of the totals' JSON).
+SEAT_COUNTS = ("decisions", "timeouts", "illegal", "malformed", "strikes")
+
+
 @dataclass
 class BotTotals:
     """A participant's counts over one tournament."""
 
     games: int = 0
     wins: int = 0
-    decisions: int = 0
-    timeouts: int = 0
-    illegal: int = 0
-    malformed: int = 0
-    strikes: int = 0
+    #: The seat stats of :data:`SEAT_COUNTS`, summed.
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SEAT_COUNTS, 0))
     forfeits: int = 0
     think_ms_total: float = 0.0
     think_ms_max: float = 0.0
@@ -102,11 +103,11 @@ class BotTotals:
     latency: list[tuple[float, float]] = field(default_factory=list)
 
     def to_json(self) -> JSON:
-        mean = self.think_ms_total / self.decisions if self.decisions else None
+        decisions = self.counts["decisions"]
+        mean = self.think_ms_total / decisions if decisions else None
         return {
-            "bot": self.bot, "games": self.games, "wins": self.wins,
-            "decisions": self.decisions, "timeouts": self.timeouts, "illegal": self.illegal,
-            "malformed": self.malformed, "strikes": self.strikes, "forfeits": self.forfeits,
+            "bot": self.bot, "games": self.games, "wins": self.wins, **self.counts,
+            "forfeits": self.forfeits,
             "mean_think_ms": _finite(mean, 3), "max_think_ms": _finite(self.think_ms_max, 3),
         }
 
@@ -248,12 +249,9 @@ class WebData:
                 b.bot = r.bots[seat] if seat < len(r.bots) else b.bot
                 b.games += 1
                 b.wins += 1 if seat < len(r.ranks) and r.ranks[seat] == 1 else 0
+                for stat in SEAT_COUNTS:
+                    b.counts[stat] += int(st.get(stat, 0))
                 dec = int(st.get("decisions", 0))
-                b.decisions += dec
-                b.timeouts += int(st.get("timeouts", 0))
-                b.illegal += int(st.get("illegal", 0))
-                b.malformed += int(st.get("malformed", 0))
-                b.strikes += int(st.get("strikes", 0))
                 b.forfeits += 1 if r.forfeit_seat == seat else 0
                 think = float(st.get("think_ms_total", 0.0))
                 b.think_ms_total += think
@@ -496,8 +494,8 @@ class WebData:
                     "rating": _finite(r.rating, 1) if r else None,
                 })
                 entry["games"] += b.games
-                entry["timeouts"] += b.timeouts
-                entry["illegal"] += b.illegal
+                entry["timeouts"] += b.counts["timeouts"]
+                entry["illegal"] += b.counts["illegal"]
         result = []
         for e in sorted(out.values(), key=lambda e: str(e["name"])):
             e["bots"] = sorted(e["bots"])

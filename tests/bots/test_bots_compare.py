@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from arena.referee.bench import bench_main
+from arena.bench.referee import bench_main
 from arena.referee.compare import compare_main
 
 

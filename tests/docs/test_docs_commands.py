@@ -25,7 +25,7 @@ from docblocks import REPO, block
 from docs_shell import Shell, options_of, shape
 
 from arena.completion import command_parser
-from arena.server.processes import RedisProcess, free_port
+from arena.rigs.processes import RedisProcess, free_port
 
 
 @pytest.fixture
@@ -378,7 +378,7 @@ def test_the_fixed_depth_gateway_bench_runs_as_printed(sh: Shell) -> None:
     line = block("docs/protocol.md", "arena bench gateway --seconds 30 --matches 100 --depth 40"
                  ).commands()[0]
     argv = shlex.split(line)[3:]
-    command_parser("arena.server.bench", "main").parse_args(argv)
+    command_parser("arena.bench.gateway", "main").parse_args(argv)
     for option, small in (("--seconds", "2"), ("--matches", "8"), ("--depth", "3")):
         argv[argv.index(option) + 1] = small
     figures = json.loads(sh.run(shlex.join(["arena", "bench", "gateway", *argv, "--rounds",
@@ -397,7 +397,7 @@ def test_synopses_name_only_options_the_commands_take() -> None:
          "main_serve"),
         (block("docs/bots.md", "arena bench strength [--bot BOT]"), "arena.bench.strength",
          "bench_main"),
-        (block("docs/ratings.md", "arena bench ratings [--n-results"), "arena.ratings.bench",
+        (block("docs/ratings.md", "arena bench ratings [--n-results"), "arena.bench.ratings",
          "main"),
         (block("docs/ratings.md", "arena bench luck [--sets"), "arena.bench.luck", "bench_main"),
     ]

@@ -12,7 +12,7 @@ import pytest
 from docblocks import block
 from docs_shell import Shell, shape
 
-from arena.server.processes import free_port
+from arena.rigs.processes import free_port
 
 ORG = "org-hosted-docs"
 

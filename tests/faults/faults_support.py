@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tournament_support import free_port, wait_for
 
-from arena.server.processes import RedisProcess
+from arena.rigs.processes import RedisProcess
 
 
 class RestartableRedis:

@@ -19,7 +19,7 @@ import yaml
 from tournament_support import REPO, wait_for
 
 from arena.engine import replay as rp
-from arena.server.processes import BotProcess, GatewayProcess, RedisProcess, stop_all
+from arena.rigs.processes import BotProcess, GatewayProcess, RedisProcess, stop_all
 from arena.tournament.store import ResultStore
 
 ORGANISER = "org-fault-test"

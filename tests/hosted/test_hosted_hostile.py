@@ -28,8 +28,8 @@ from arena.hosted.seat import HostedSeat
 from arena.hosted.status import SeatRun
 from arena.match.types import MatchResult
 from arena.referee.runner import resolve_seat
+from arena.rigs.processes import GatewayProcess, redis_server
 from arena.sandbox import Limits, SandboxHost
-from arena.server.processes import GatewayProcess, redis_server
 from arena.tournament.store import ResultStore
 
 SECRET = "TOPSECRET-7f3a"

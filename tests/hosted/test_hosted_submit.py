@@ -21,8 +21,8 @@ from thousand_bot.proto.thousand.v1 import (
 
 from arena.hosted import status as st
 from arena.hosted.store import FAILED, PASSED, SUSPENDED, HostedStore
+from arena.rigs.processes import GatewayProcess
 from arena.server.admin import bot_main
-from arena.server.processes import GatewayProcess
 from arena.tournament.store import ResultStore, StoreError
 
 ORG = "org-hosted-submit"

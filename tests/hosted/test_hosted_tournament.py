@@ -15,7 +15,7 @@ from pathlib import Path
 
 from hosted_support import REPO, add_passed, binary_bot, node_bot, python_bot, register
 
-from arena.server.processes import GatewayProcess
+from arena.rigs.processes import GatewayProcess
 from arena.tournament.executors import CeleryExecutor, InlineExecutor, make_executor
 from arena.tournament.run import run_tournament
 from arena.tournament.spec import validate_spec

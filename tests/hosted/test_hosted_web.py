@@ -21,8 +21,8 @@ from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
 from web_support import get, get_json, web_server
 
+from arena.rigs.processes import GatewayProcess
 from arena.server.admin import bot_main
-from arena.server.processes import GatewayProcess
 from arena.tournament.executors import InlineExecutor
 from arena.tournament.run import run_tournament
 from arena.tournament.spec import validate_spec

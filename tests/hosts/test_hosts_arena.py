@@ -55,7 +55,7 @@ def arena() -> Iterator[Deployment]:
         except BaseException:
             for host in rig.hosts.values():
                 for proc in host.procs:
-                    print(f"--- {host.name}: {proc.name}\n{proc.tail(40)}")
+                    print(f"--- {host.name}: {proc.name}\n{proc.log_tail(40)}")
             raise
 
 
@@ -225,14 +225,14 @@ def test_the_delay_between_workers_and_gateways_is_never_charged_to_a_bot(
 def _play(d: Deployment, name: str, **shape: Any) -> list[Any]:
     run = d.start_tournament(spec_data(name, d, **shape))
     try:
-        run.popen.wait(150)
+        run.proc.wait(150)
     except subprocess.TimeoutExpired:
         d.dump_stacks()
         time.sleep(2)
         raise AssertionError("\n".join(
-            [run.tail(10)] + [f"--- {w.name}\n{d.worker_procs[w.name].tail(150)}"
+            [run.log_tail(10)] + [f"--- {w.name}\n{d.worker_procs[w.name].log_tail(150)}"
                               for w in d.workers if w.name in d.worker_procs])) from None
-    assert run.popen.returncode == 0, run.tail(40)
+    assert run.proc.returncode == 0, run.log_tail(40)
     return d.results(STORE_SCHEMA, name)
 
 
@@ -258,8 +258,8 @@ def test_a_tournament_survives_a_lost_worker_host_a_cut_off_gateway_and_redis(
     planned = 6 * 6
 
     def stored(n: int) -> bool:
-        if not run.alive() and run.popen.returncode != 0:
-            raise AssertionError(f"the tournament stopped:\n{run.tail()}")
+        if not run.alive() and run.proc.returncode != 0:
+            raise AssertionError(f"the tournament stopped:\n{run.log_tail()}")
         return d.count(schema, name) >= n
 
     wait_until(lambda: stored(4), 240, "4 results")
@@ -282,8 +282,8 @@ def test_a_tournament_survives_a_lost_worker_host_a_cut_off_gateway_and_redis(
     wait_until(lambda: stored(22), 300, "22 results")
     d.restart_redis()
 
-    assert run.popen.wait(600) == 0, run.tail(60)
-    log = run.text()
+    assert run.proc.wait(600) == 0, run.log_tail(60)
+    log = run.log_text()
     assert f"{name}: finished" in log and f"{planned} stored" in log, log[-3000:]
     # What the lost host held was found and sent again, not waited out (visibility timeout).
     assert "lost match(es) again" in log, log[-3000:]

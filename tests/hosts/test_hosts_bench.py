@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from arena.rigs.bench import describe
+from arena.bench.hosts import describe
 
 
 @pytest.mark.timeout(600)

@@ -97,13 +97,13 @@ def test_the_deployment_guide_runs_as_printed_on_separate_hosts() -> None:
             # The tournament, on the organiser's machine; a worker host joins meanwhile.
             script = TOURNAMENT.text
             tournament = ctl.spawn("tournament", ["bash", "-c", "set -euo pipefail\n" + script])
-            wait_until(lambda: "games" in tournament.text() or not tournament.alive(), 180,
+            wait_until(lambda: "games" in tournament.log_text() or not tournament.alive(), 180,
                        "the tournament to start")
             w2 = rig.add_host("w2", ports=(9102,))
             platform_files(w2, ctl)
             run(w2, WORKER)
-            assert tournament.popen.wait(300) == 0, tournament.tail(40)
-            out = tournament.text()
+            assert tournament.proc.wait(300) == 0, tournament.log_tail(40)
+            out = tournament.log_text()
             assert "cup: finished" in out and "24 stored" in out, out[-2000:]
             board = out.split("cup: finished")[-1]  # the leaderboard
             assert "my-bot" in board and "my-hosted-bot@" in board, board

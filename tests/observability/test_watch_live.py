@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from docblocks import block
 
-from arena.server.processes import redis_server
+from arena.rigs.processes import redis_server
 
 BIN = Path(sys.executable).parent
 

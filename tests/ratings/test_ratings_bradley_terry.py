@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from arena.bench.ratings import synthetic_duplicate_table
 from arena.ratings import (
     GameResult,
     GameTable,
@@ -14,7 +15,6 @@ from arena.ratings import (
     fit_bradley_terry,
     solve_bradley_terry,
 )
-from arena.ratings.bench import synthetic_duplicate_table
 
 
 def three_one() -> PairData:

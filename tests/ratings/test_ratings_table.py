@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from arena.bench.ratings import bench_ratings, main, synthetic_duplicate_table
 from arena.ratings import GameResult, RatingRow, fit_bradley_terry, ratings_table
-from arena.ratings.bench import bench_ratings, main, synthetic_duplicate_table
 
 
 def results() -> list[GameResult]:

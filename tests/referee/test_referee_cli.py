@@ -214,7 +214,7 @@ class _Fleet:
 def gateway(tmp_path: Path) -> Iterator[Any]:
     if str(SDK) not in sys.path:
         sys.path.insert(0, str(SDK))
-    from arena.server.testing import GatewayThread
+    from arena.rigs.testing import GatewayThread
 
     gw = GatewayThread(str(tmp_path / "gateway.sqlite3"))
     fleet = _Fleet()

@@ -22,7 +22,7 @@ except ImportError:  # a checkout without `pip install -e sdk/python`
 import os  # noqa: E402
 
 import arena  # noqa: E402
-from arena.server.testing import GatewayThread  # noqa: E402
+from arena.rigs.testing import GatewayThread  # noqa: E402
 
 if os.environ.get("ARENA_TEST_INSTALLED") == "1":
     import thousand_bot as _installed

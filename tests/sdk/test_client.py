@@ -17,7 +17,7 @@ from thousand_bot import Bot, BotClient, BotRejected
 from thousand_bot.examples import Greedy
 from thousand_bot.proto.thousand.v1 import organiser_pb2
 
-from arena.server.testing import GatewayThread
+from arena.rigs.testing import GatewayThread
 
 SDK = Path(__file__).resolve().parents[2] / "sdk" / "python"
 

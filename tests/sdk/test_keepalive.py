@@ -20,8 +20,8 @@ import pytest
 from thousand_bot import client as sdk
 from thousand_bot.examples import Random
 
+from arena.rigs.testing import GatewayThread
 from arena.server import keepalive as gateway_keepalive
-from arena.server.testing import GatewayThread
 
 JS = Path(__file__).resolve().parents[2] / "sdk" / "javascript"
 INTERVAL_MS = 300

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from thousand_bot.proto.thousand.v1 import organiser_pb2
 
-from arena.server.testing import GatewayThread
+from arena.rigs.testing import GatewayThread
 
 JS = Path(__file__).resolve().parents[2] / "sdk" / "javascript"
 

@@ -22,7 +22,7 @@ from thousand_bot.proto.thousand.v1 import organiser_pb2
 
 from arena.engine import Game, Rules
 from arena.engine.replay import verify
-from arena.server.testing import GatewayThread
+from arena.rigs.testing import GatewayThread
 
 JS = Path(__file__).resolve().parents[2] / "sdk" / "javascript"
 OPTIONS = {"redeal_low_hand": 30, "redeal_low_hand_at": "both", "redeal_low_talon": 12,

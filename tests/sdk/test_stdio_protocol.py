@@ -33,6 +33,7 @@ from thousand_bot.stdio.protocol import (
 
 from arena.bots import get_bot
 from arena.engine import PRESETS, Game, Rules
+from arena.engine.turns import turns
 from arena.server import convert, wire
 
 
@@ -43,16 +44,11 @@ def _decisions(preset: str, deals: int = 3) -> list[tuple[dict[str, Any], list[s
     bots = [get_bot("greedy", seed=f"{preset}/{i}", rules=rules.to_json())
             for i in range(rules.players)]
     out: list[tuple[dict[str, Any], list[str]]] = []
-    while not game.is_over:
-        if game.is_chance:
-            game.deal()
-            continue
-        seat = game.to_act
-        assert seat is not None
+    for seat, actions in turns(game):
         obs = game.observation(seat)
-        legal = [a.text for a in game.legal_actions()]
+        legal = [a.text for a in actions]
         out.append((obs, legal))
-        game.apply(game.legal_actions()[legal.index(bots[seat].decide(obs, legal))])
+        game.apply(actions[legal.index(bots[seat].decide(obs, legal))])
     return out
 
 

@@ -24,7 +24,7 @@ import pytest
 from security_support import Spy, guesses, reproducing, seed_commitment
 from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
-from arena.server.processes import GatewayProcess, free_port
+from arena.rigs.processes import GatewayProcess, free_port
 
 TOKEN = "organiser-token-for-the-security-tests"
 

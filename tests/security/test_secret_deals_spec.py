@@ -246,7 +246,7 @@ def test_check_warns_about_a_public_seed_with_remote_participants(
 def test_a_league_keeps_its_seeding_when_a_remote_bot_is_added(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from arena.tournament.adaptive import LeagueFormat
+    from arena.tournament.formats import LeagueFormat
     from arena.tournament.spec import load_spec
 
     path = tmp_path / "league.json"

@@ -30,7 +30,7 @@ from security_support import (
     tournament_commitment,
 )
 
-from arena.server.processes import GatewayProcess, RedisProcess
+from arena.rigs.processes import GatewayProcess, RedisProcess
 
 NAME = "spy-cup"
 SPEC = """

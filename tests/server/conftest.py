@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from arena.server.testing import GatewayThread
+from arena.rigs.testing import GatewayThread
 
 SDK = Path(__file__).resolve().parents[2] / "sdk" / "python"
 try:

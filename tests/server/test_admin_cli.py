@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.server.processes import GatewayProcess, free_port
+from arena.rigs.processes import GatewayProcess, free_port
 
 ORGANISER = "org-admin-cli"
 

@@ -13,8 +13,8 @@ import psycopg
 import pytest
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 
+from arena.rigs.testing import GatewayThread, RawBot
 from arena.server.auth import BotRegistry, hash_token
-from arena.server.testing import GatewayThread, RawBot
 
 
 def _refusal(bot: RawBot) -> grpc.RpcError:

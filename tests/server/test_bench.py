@@ -8,7 +8,7 @@ import subprocess
 import sys
 from typing import Any
 
-from arena.server.bench import bench_gateway
+from arena.bench.gateway import bench_gateway
 
 
 def test_bench_gateway_reports_its_figures() -> None:
@@ -37,7 +37,7 @@ def _json_of(module: str, *args: str) -> dict[str, Any]:
 
 
 def test_bench_module_prints_json() -> None:
-    figures = _json_of("arena.server.bench", "--seconds", "1", "--no-baseline", "--matches",
+    figures = _json_of("arena.bench.gateway", "--seconds", "1", "--no-baseline", "--matches",
                        "2", "--decision-ms", "50", "--bank-ms", "0")
     assert figures["load_run"]["decision_ms"] == 50
     assert "platform_timeouts" in figures
@@ -46,7 +46,7 @@ def test_bench_module_prints_json() -> None:
 def test_bench_gateway_holds_a_fixed_depth_on_both_sides() -> None:
     """--depth: the gateway plays exactly that many matches at once (admission control
     held there, whatever the load) and the ping-pong keeps as many requests in flight."""
-    figures = _json_of("arena.server.bench", "--seconds", "2", "--rounds", "1", "--matches",
+    figures = _json_of("arena.bench.gateway", "--seconds", "2", "--rounds", "1", "--matches",
                        "8", "--depth", "3", "--decision-ms", "1000")
     assert figures["depth"] == 3
     assert figures["load_run"]["admission_limit_range"] == [3, 3]
@@ -57,7 +57,7 @@ def test_bench_gateway_holds_a_fixed_depth_on_both_sides() -> None:
 
 def test_bench_gateway_refuses_a_depth_over_its_matches() -> None:
     res = subprocess.run(
-        [sys.executable, "-m", "arena.server.bench", "--matches", "2", "--depth", "3"],
+        [sys.executable, "-m", "arena.bench.gateway", "--matches", "2", "--depth", "3"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -68,7 +68,7 @@ def test_bench_gateway_refuses_a_depth_over_its_matches() -> None:
 
 
 def test_bench_hub_plays_its_matches_and_prints_json() -> None:
-    figures = _json_of("arena.server.bench_hub", "--matches", "2", "--deals", "1")
+    figures = _json_of("arena.bench.hub", "--matches", "2", "--deals", "1")
     assert figures["matches"] == 2 and figures["deals_per_match"] == 1
     assert figures["decisions"] > 20  # every decision of two one-deal matches
     assert figures["us_per_decision"] > 0 and figures["cpu_us_per_decision"] > 0
@@ -76,7 +76,7 @@ def test_bench_hub_plays_its_matches_and_prints_json() -> None:
 
 def test_bench_hub_refuses_bad_figures_in_one_line() -> None:
     res = subprocess.run(
-        [sys.executable, "-m", "arena.server.bench_hub", "--matches", "0"],
+        [sys.executable, "-m", "arena.bench.hub", "--matches", "0"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -92,7 +92,7 @@ def test_the_pingpong_yardstick_serves_from_a_process_of_its_own() -> None:
     hand its events over between the loops and charge the yardstick for it."""
     import os
 
-    from arena.server.pingpong import PingPongProcess
+    from arena.bench.pingpong import PingPongProcess
 
     server = PingPongProcess(2)
     try:

@@ -15,11 +15,11 @@ import grpc
 import pytest
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, common_pb2, organiser_pb2
 
+from arena.rigs.testing import GatewayThread
 from arena.server import convert
 from arena.server.eventlog import LOG_CHUNK_EVENTS, EventLog
 from arena.server.limits import StreamLimits
 from arena.server.matches import TRUNCATED
-from arena.server.testing import GatewayThread
 
 
 def _event(n: int) -> dict[str, Any]:

@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2
 
 from arena.engine import PRESETS, Game, Rules
+from arena.engine.turns import turns
+from arena.rigs.testing import GatewayThread, RawBot
 from arena.server import convert
-from arena.server.testing import GatewayThread, RawBot
 
 OBSERVE = Game.observation
 _names = itertools.count()
@@ -101,14 +102,9 @@ def _play(gw: GatewayThread, preset: str, seed: str, deals: int, twice: bool) ->
         # The engine's own view of every decision, in order, per seat.
         game = Game(Rules.preset(preset, max_deals=deals), seed=seed)
         expected: dict[int, list[bot_pb2.DecisionRequest]] = {s: [] for s in range(players)}
-        while not game.is_over:
-            if game.is_chance:
-                game.deal()
-                continue
-            seat = game.to_act
-            assert seat is not None
+        for seat, actions in turns(game):
             observation = OBSERVE(game, seat)
-            legal = [str(a) for a in game.legal_actions()]
+            legal = [str(a) for a in actions]
             expected[seat].append(
                 bot_pb2.DecisionRequest(
                     seat=seat,

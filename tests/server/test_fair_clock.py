@@ -19,8 +19,8 @@ from thousand_bot.examples import FirstLegal
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.match.types import MatchResult
+from arena.rigs.testing import GatewayThread, RawBot
 from arena.server.admission import Admission
-from arena.server.testing import GatewayThread, RawBot
 
 
 def _first_legal(request: bot_pb2.DecisionRequest) -> str:

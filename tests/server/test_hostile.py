@@ -25,9 +25,9 @@ import pytest
 from thousand_bot.proto.thousand.v1 import bot_pb2, bot_pb2_grpc, organiser_pb2, organiser_pb2_grpc
 
 from arena.engine import replay as rp
+from arena.rigs.processes import BotProcess, GatewayProcess, free_port, stop_all
+from arena.rigs.testing import RawBot
 from arena.server.limits import ACTION_MAX, HELLO_CLIENT_MAX, HELLO_VERSION_MAX, StreamLimits
-from arena.server.processes import BotProcess, GatewayProcess, free_port, stop_all
-from arena.server.testing import RawBot
 
 ORGANISER = "organiser-hostile"
 _ids = itertools.count()

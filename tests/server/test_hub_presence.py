@@ -12,7 +12,7 @@ from typing import Any
 
 from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2
 
-from arena.server.testing import GatewayThread, RawBot
+from arena.rigs.testing import GatewayThread, RawBot
 
 
 def connect(gw: GatewayThread, token: str, **hello: object) -> RawBot:

@@ -15,7 +15,7 @@ from thousand_bot.examples import Greedy, Random
 from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2
 
 from arena.engine import Game, Rules
-from arena.server.testing import GatewayThread, RawBot
+from arena.rigs.testing import GatewayThread, RawBot
 
 #: The engine's own view of a seat, taken at import: the replay below relies on it alone.
 OBSERVE = Game.observation

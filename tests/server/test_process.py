@@ -18,7 +18,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
-from arena.server.testing import RawBot
+from arena.rigs.testing import RawBot
 
 ORGANISER = "org-test-token"
 

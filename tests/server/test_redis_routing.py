@@ -24,7 +24,7 @@ import redis
 
 from arena.engine import replay as rp
 from arena.match.types import DecisionRequest
-from arena.server.processes import (
+from arena.rigs.processes import (
     BotProcess,
     GatewayProcess,
     RedisProcess,
@@ -330,7 +330,7 @@ def test_a_routing_url_that_is_not_redis_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_gateway_starts_while_redis_is_down(tmp_path: Path) -> None:
-    from arena.server.processes import free_port
+    from arena.rigs.processes import free_port
 
     port = free_port()
     gateway = GatewayProcess.start(
@@ -432,7 +432,7 @@ def test_the_gateway_says_when_the_bots_time_starts(stack: Stack) -> None:
     after half its time makes the gateway say ``started`` first: a worker then waits for
     the bot's budget from there, whatever it took the platform to get the question to the
     bot. A quick answer comes alone (one message, one round trip less)."""
-    from arena.server.testing import RawBot
+    from arena.rigs.testing import RawBot
 
     url = stack.redis.url
     stack.bot("talker", RANDOM)

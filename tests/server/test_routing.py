@@ -15,8 +15,8 @@ import pytest
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.match.types import DecisionRequest
+from arena.rigs.testing import GatewayThread, RawBot
 from arena.server.hub import RemoteSeat
-from arena.server.testing import GatewayThread, RawBot
 
 OBS = {"seat": 0, "hand": ["QS", "KS"], "phase": "play", "to_act": 0}
 LEGAL = ("play QS", "play KS")

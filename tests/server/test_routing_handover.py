@@ -20,8 +20,8 @@ from thousand_bot.proto.thousand.v1 import bot_pb2
 
 from arena.match.types import DecisionRequest
 from arena.referee.clock import BotClock, PlatformError
-from arena.server.processes import redis_server, wait_until
-from arena.server.testing import GatewayThread, RawBot
+from arena.rigs.processes import redis_server, wait_until
+from arena.rigs.testing import GatewayThread, RawBot
 from arena.tournament.routing import (
     RedisRemoteSeat,
     RemoteTimeout,

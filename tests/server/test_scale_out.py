@@ -23,7 +23,7 @@ import redis
 from thousand_bot.proto.thousand.v1 import organiser_pb2
 
 from arena.engine import replay as rp
-from arena.server.processes import BotProcess, GatewayProcess, RedisProcess, stop_all, wait_until
+from arena.rigs.processes import BotProcess, GatewayProcess, RedisProcess, stop_all, wait_until
 from arena.tournament.routing import lease_key
 from arena.tournament.run import run_tournament
 from arena.tournament.spec import validate_spec

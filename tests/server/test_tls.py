@@ -21,8 +21,8 @@ import pytest
 from thousand_bot import TlsSettings
 from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
+from arena.rigs.processes import BotProcess, GatewayProcess, free_port, stop_all
 from arena.rigs.tls import CertificateAuthority
-from arena.server.processes import BotProcess, GatewayProcess, free_port, stop_all
 
 ORGANISER = "org-tls"
 GREEDY = "arena.server.builtin_remote:Greedy"

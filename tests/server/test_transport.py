@@ -11,7 +11,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from thousand_bot.proto.thousand.v1 import bot_pb2, organiser_pb2
 
-from arena.server.testing import GatewayThread, RawBot
+from arena.rigs.testing import GatewayThread, RawBot
 
 
 @pytest.mark.parametrize("service", ["", "thousand.v1.BotService", "thousand.v1.OrganiserService"])

@@ -22,8 +22,8 @@ import pytest
 from stdio_support import HOSTILE
 from thousand_bot.proto.thousand.v1 import organiser_pb2
 
-from arena.server.processes import wait_until
-from arena.server.testing import GatewayThread
+from arena.rigs.processes import wait_until
+from arena.rigs.testing import GatewayThread
 
 TC = organiser_pb2.TimeControl(decision_ms=300, bank_ms=300, strike_limit=3)
 

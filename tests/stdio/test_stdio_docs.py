@@ -15,8 +15,8 @@ from docblocks import REPO, block
 from docs_shell import Shell, shape
 from stdio_support import HOSTILE, LANGUAGES, Starter, readme_commands
 
+from arena.rigs.processes import free_port
 from arena.server.limits import ACTION_MAX, StreamLimits
-from arena.server.processes import free_port
 from arena.stdio.seat import LOG_MAX_BYTES
 
 DOC = "docs/stdio.md"

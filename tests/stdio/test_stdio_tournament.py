@@ -19,7 +19,7 @@ import pytest
 from stdio_support import LANGUAGES, Starter
 
 from arena.engine import replay as rp
-from arena.server.processes import (
+from arena.rigs.processes import (
     BotProcess,
     GatewayProcess,
     RedisProcess,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.tournament.bench import bench_tournament
+from arena.bench.tournament import bench_tournament
 
 
 def test_bench_reports_every_figure() -> None:
@@ -22,7 +22,7 @@ def test_bench_reports_every_figure() -> None:
 
 def test_the_figures_are_printed_for_a_reader() -> None:
     """A negative overhead is Celery being faster: said in words, not as "-81.4%"."""
-    from arena.tournament.bench import describe
+    from arena.bench.tournament import describe
 
     res = {"games": 6, "preset": "classic", "repeat": 1, "load_avg_1m_before": 1.0, "cpus": 2,
            "local_1_games_per_s": 10.0, "celery_1_games_per_s": 9.0, "overhead_1_pct": 10.0,
@@ -34,7 +34,7 @@ def test_the_figures_are_printed_for_a_reader() -> None:
 
 def test_poll_bench_runs_as_documented(capsys: object) -> None:
     """``arena bench poll`` on a small plan: every checkpoint printed with its figures."""
-    from arena.tournament.pollbench import main
+    from arena.bench.poll import main
 
     assert main(["--matches", "12000", "--repeat", "3", "--json"]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]

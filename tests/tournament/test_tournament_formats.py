@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from arena.tournament.adaptive import LeagueFormat, SprtFormat
-from arena.tournament.formats import SwissFormat, expand, make_format
+from arena.tournament.formats import LeagueFormat, SprtFormat, SwissFormat, expand, make_format
 from arena.tournament.model import ResultRecord, ScheduledMatch
 from arena.tournament.seating import all_seatings, latin_seatings
 from arena.tournament.spec import Participant, TournamentSpec, validate_spec
@@ -232,3 +231,10 @@ def test_league_waits_for_enough_players() -> None:
 def test_all_seatings_order() -> None:
     assert all_seatings(3)[0] == (0, 1, 2)
     assert len(all_seatings(4)) == 24
+
+
+def test_every_format_a_spec_may_name_is_in_the_registry() -> None:
+    from arena.tournament.formats import FORMATS
+    from arena.tournament.spec import FORMATS as NAMES
+
+    assert tuple(FORMATS) == NAMES

@@ -102,7 +102,7 @@ def test_a_league_pairs_on_adjusted_live_ratings(tmp_path: Path) -> None:
     spec = write_spec(tmp_path, "league-luck", format={"type": "league", "rounds": 2},
                       sets=None, max_deals=2, luck_adjusted=True)
     assert tournament_main(["run", str(spec), "-q"]) == 0
-    from arena.tournament.adaptive import LeagueFormat
+    from arena.tournament.formats import LeagueFormat
     from arena.tournament.spec import load_spec
 
     loaded = load_spec(spec)

@@ -84,9 +84,9 @@ class World:
     hands: list[int]
     talons: list[int]
     #: Points out of the hands that the last trick's taker or the declarer will add.
-    extra_last: int = 0
-    extra_declarer: int = 0
-    hidden: int = 0
+    extra_last: int
+    extra_declarer: int
+    hidden: int
     weight: float = 1.0
 
 

@@ -139,9 +139,7 @@ class Preplay:
                     extra_declarer += pts
             extra_declarer += mask_points(mask_of_names(self.obs.get("discarded")))
             extra_last += mask_points(self.hist.my_bank)
-        w = World(hands, talons, extra_last, extra_declarer, hidden)
-        w.weight = self.weight(hands)
-        return w
+        return World(hands, talons, extra_last, extra_declarer, hidden, self.weight(hands))
 
     def weight(self, hands: list[int]) -> float:
         w = 1.0

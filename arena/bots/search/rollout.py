@@ -55,10 +55,6 @@ def costs_for(lr: LeanRules) -> list[int]:
     return t
 
 
-def card_cost(costs: list[int], c: int, hand: int) -> int:
-    return costs[(c >> 3) << 11 | ((hand >> (c & 0x18)) & 0xFF) << 3 | (c & 7)]
-
-
 def _cheapest(mask: int, hand: int, costs: list[int]) -> int:
     best = -1
     best_cost = 1 << 30

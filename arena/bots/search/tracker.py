@@ -48,9 +48,6 @@ class MatchTracker:
     def answered(self, action: str, legal: tuple[str, ...]) -> None:
         self._pending = (action, legal)
 
-    def set_rules(self, rules: Rules) -> None:
-        self.__init__(rules)  # type: ignore[misc]
-
     # ------------------------------------------------------------------ events
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")

@@ -20,33 +20,22 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from arena.engine import Rules
 from arena.engine.cards import DECK_24, DECK_32, RA, RK, RQ, RT
+from arena.engine.options import DealShapeOptions
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)
-class DealShape:
+class DealShape(DealShapeOptions):
     """How a deck is cut into hands and talon: what a model's features depend on.
 
     Rules with the same shape (classic with any barrel, deal limit or scoring options, the
     Estonian game for three) share features, so one model serves all of them; the model
-    still records the preset it was trained on.
+    still records the preset it was trained on. The fields are the engine's options marked
+    ``shape = true`` in ``options.toml``; ``DealShape.of(rules)`` takes them from rules.
     """
-
-    players: int
-    deck: int
-    hand_size: int
-    talon_size: int
-    talons: int
-    dealer_sits_out: bool
-
-    @classmethod
-    def of(cls, rules: Rules) -> DealShape:
-        return cls(rules.players, rules.deck, rules.hand_size, rules.talon_size, rules.talons,
-                   rules.dealer_sits_out)
 
     @property
     def key(self) -> str:

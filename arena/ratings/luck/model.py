@@ -26,7 +26,7 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -374,11 +374,3 @@ def luck_of_replay(replay: Mapping[str, Any]) -> GameLuck | None:
         return None
     model = model_for(rules)
     return None if model is None else model.game_luck(replay)
-
-
-def pair_luck_matrix(luck: GameLuck | None, seats: Sequence[int]) -> list[list[float]]:
-    """Luck between seats as a full antisymmetric matrix (zeros without luck)."""
-    n = len(seats)
-    if luck is None:
-        return [[0.0] * n for _ in range(n)]
-    return [[luck.pair(a, b) for b in range(n)] for a in range(n)]

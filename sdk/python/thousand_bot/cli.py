@@ -25,7 +25,7 @@ from typing import IO
 from thousand_bot import __version__
 from thousand_bot.address import gateway_problem
 from thousand_bot.client import BotRejected, TlsSettings
-from thousand_bot.runner import load_bot, run_bot, until_signalled
+from thousand_bot.runner import load_bot, run_bot, run_together, until_signalled
 
 TOKEN_ENV = "THOUSAND_BOT_TOKEN"
 GATEWAY_ENV = "THOUSAND_BOT_GATEWAY"
@@ -199,7 +199,7 @@ def _gateway_failed(exc: BotRejected | ConnectionError) -> int:
 def _run_program(args: argparse.Namespace, command: list[str],
                  tls: TlsSettings | None = None) -> int:
     """A program speaking the text protocol, relayed to the gateway by the bridge."""
-    from thousand_bot.stdio.bridge import ProgramFailed, run_programs
+    from thousand_bot.stdio.bridge import ProgramFailed, run_program
 
     if args.transcript and args.instances != 1:
         print("thousand-bot: --transcript records one program: use it with --instances 1",
@@ -219,13 +219,18 @@ def _run_program(args: argparse.Namespace, command: list[str],
         assert stream is not None
         stream.write(f"{direction} {line}\n")
 
+    async def programs(stop: asyncio.Event) -> None:
+        """``--instances`` copies of the program, each on its own stream."""
+        await run_together(
+            [run_program(command, args.gateway, args.token, stop=stop,
+                         max_attempts=args.max_attempts,
+                         transcript=transcript if out is not None else None, tls=tls)
+             for _ in range(args.instances)],
+            stop,
+        )
+
     try:
-        asyncio.run(until_signalled(
-            lambda stop: run_programs(command, args.gateway, args.token, args.instances,
-                                      stop=stop, max_attempts=args.max_attempts,
-                                      transcript=transcript if out is not None else None,
-                                      tls=tls)
-        ))
+        asyncio.run(until_signalled(programs))
     except ProgramFailed as exc:
         if exc.exit_code:
             print(f"thousand-bot: {exc}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 
 from thousand_bot.bot import Bot
 from thousand_bot.client import BotClient, TlsSettings
@@ -37,15 +37,22 @@ async def run_bots(
         BotClient(factory(), server, token, max_attempts=max_attempts, tls=tls)
         for _ in range(instances)
     ]
-    tasks = [asyncio.create_task(c.run(stop)) for c in clients]
+    await run_together([c.run(stop) for c in clients], stop)
+
+
+async def run_together(runs: Iterable[Awaitable[None]], stop: asyncio.Event) -> None:
+    """Await ``runs`` side by side, each of which ends when ``stop`` is set; the first to
+    fail sets it for the others and is raised once they have ended.
+
+    The others are not cancelled: they end as on Ctrl-C, a stream closed in order and a
+    program told to stop, so that none is cut off half-way (a bot program left running)."""
+    tasks = [asyncio.ensure_future(run) for run in runs]
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         for task in done:
             task.result()
     finally:
         stop.set()
-        for task in tasks:
-            task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
 

@@ -253,34 +253,3 @@ async def _watch_input(program: BotProgram) -> ProgramFailed:
         "waiting for it); it was stopped"
     )
 
-
-async def run_programs(
-    argv: Sequence[str],
-    server: str,
-    token: str,
-    instances: int = 1,
-    *,
-    stop: asyncio.Event | None = None,
-    max_attempts: int | None = None,
-    transcript: Transcript | None = None,
-    tls: TlsSettings | None = None,
-) -> None:
-    """``instances`` copies of the program, each on its own stream; the first failure
-    stops them all and is raised."""
-    stop = stop or asyncio.Event()
-    tasks = [
-        asyncio.ensure_future(run_program(argv, server, token, stop=stop,
-                                          max_attempts=max_attempts, transcript=transcript,
-                                          tls=tls))
-        for _ in range(instances)
-    ]
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for task in done:
-            task.result()
-    finally:
-        stop.set()
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-    for result in results:
-        if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
-            raise result

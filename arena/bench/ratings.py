@@ -1,6 +1,6 @@
 """Benchmark of the ratings pipeline on synthetic duplicate tournaments.
 
-Run ``python -m arena.ratings.bench [--n-results N]``; :func:`bench_ratings` returns the same
+Run ``python -m arena.bench.ratings [--n-results N]``; :func:`bench_ratings` returns the same
 figures as a dict for other tools (``arena bench tournament``). Timing lives here and not in
 the tests, so a slow CI machine never turns a correct library red.
 

@@ -78,6 +78,9 @@ def wait_until(
 class Service:
     """One child process with its output in a log file."""
 
+    #: Lines of the log an error quotes.
+    tail_lines = 15
+
     def __init__(self, name: str, proc: subprocess.Popen[bytes], log_path: Path) -> None:
         self.name = name
         self.proc = proc
@@ -111,7 +114,8 @@ class Service:
         except OSError:
             return ""
 
-    def log_tail(self, lines: int = 15) -> str:
+    def log_tail(self, lines: int | None = None) -> str:
+        lines = self.tail_lines if lines is None else lines
         return "\n".join(self.log_text().splitlines()[-lines:])
 
     def fail(self, why: str) -> ServiceError:

@@ -18,7 +18,6 @@ waited for a CPU).
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -32,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from arena import exitcodes
+from arena.bench import bench_parser
 from arena.compiled import status as compiled_status
 from arena.referee.clock import BotClock
+from arena.rigs.processes import BotProcess, Service, ServiceError, stop_all, wait_until
+from arena.rigs.testing import GatewayThread
 from arena.server.hub import BotHub, Outcome
-from arena.server.processes import BotProcess, Service, ServiceError, stop_all, wait_until
-from arena.server.testing import GatewayThread
 
 #: The bot logic both ways.
 LOGIC = "thousand_bot.examples:Greedy"
@@ -177,11 +177,11 @@ def bench_stdio(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="arena bench stdio",
-        description="The time a gateway charges each decision of the same bot logic played "
-        "over gRPC by the Python SDK and as a program on the text protocol behind "
-        "thousand-bot run --stdio: what the text protocol adds (goal: within 20%%).",
+    parser = bench_parser(
+        "stdio",
+        "The time a gateway charges each decision of the same bot logic played over gRPC by "
+        "the Python SDK and as a program on the text protocol behind thousand-bot run "
+        "--stdio: what the text protocol adds (goal: within 20%%).",
     )
     parser.add_argument("--matches", type=int, default=4,
                         help="matches per bot in each round, one at a time (default 4)")

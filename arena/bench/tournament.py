@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.server.processes import redis_server
+from arena.rigs.processes import redis_server
 from arena.tournament.executors import CeleryExecutor, Executor, LocalExecutor
 from arena.tournament.run import run_tournament
 from arena.tournament.spec import TournamentSpec, validate_spec
@@ -154,7 +154,7 @@ def bench_tournament(
     ``games`` is rounded up to whole duplicate sets (6 games each).  ``overhead_*`` is how
     much slower Celery is than the pool with the same number of processes (the target is
     under 10%).  ``ratings_s`` is the time to rate ``ratings_results`` results with
-    bootstrap intervals (from :func:`arena.ratings.bench.bench_ratings`); 0 skips it.
+    bootstrap intervals (from :func:`arena.bench.ratings.bench_ratings`); 0 skips it.
     """
     sets = max(1, -(-games // 6))
     out: dict[str, Any] = {
@@ -190,7 +190,7 @@ def bench_tournament(
                     out[f"overhead_{n}_pct"] = round(100 * (local - remote) / local, 1)
     if ratings_results > 0:
         try:
-            from arena.ratings.bench import bench_ratings
+            from arena.bench.ratings import bench_ratings
         except ImportError:
             out["ratings_s"] = None
         else:

@@ -8,16 +8,17 @@ printed is both the throughput and the referee's overhead.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
 import time
 from collections.abc import Sequence
 
+from arena.bench import bench_parser
 from arena.bots import get_bot, seat_seed
 from arena.compiled import status as compiled_status
 from arena.engine import Game
+from arena.engine.turns import turns
 from arena.match.types import JSON, MatchSpec
 from arena.referee.heap import settle_heap
 from arena.referee.runner import match_rules, resolve_seats, run_match
@@ -52,13 +53,7 @@ def _bare(preset: str, bots: tuple[str, ...], seconds: float, max_deals: int,
         rules = match_rules(spec)
         players = [get_bot(b, seed=seat_seed(spec.seed, i, b)) for i, b in enumerate(bots)]
         game = Game(rules, seed=spec.seed)
-        while not game.is_over:
-            if game.is_chance:
-                game.deal()
-                continue
-            seat = game.to_act
-            assert seat is not None
-            legal = game.legal_actions()
+        for seat, legal in turns(game):
             texts = [a.text for a in legal]
             answer = players[seat].decide(game.observation(seat), texts)
             game.apply(legal[texts.index(answer)])
@@ -103,7 +98,7 @@ def measure(preset: str, bots: tuple[str, ...], seconds: float, max_deals: int,
 
 
 def bench_main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="arena bench referee", description=__doc__)
+    p = bench_parser("referee", __doc__)
     p.add_argument("--preset", default="classic")
     p.add_argument("--bots", default="greedy,greedy,random",
                    help="comma-separated built-in bots, one per seat")

@@ -63,18 +63,7 @@ def _template(match: ScheduledMatch) -> ResultRecord:
 
 
 def _rows(plan: Sequence[ScheduledMatch], template: ResultRecord) -> list[ResultRecord]:
-    return [
-        dataclasses.replace(
-            template,
-            match_id=m.match_id,
-            index=m.index,
-            group=m.group,
-            players=list(m.players),
-            bots=list(m.spec.bots),
-            seed=m.spec.seed,
-        )
-        for m in plan
-    ]
+    return [dataclasses.replace(template, **m.row_fields()) for m in plan]
 
 
 def _median_ms(fn: Any, repeat: int) -> float:

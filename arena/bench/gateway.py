@@ -36,9 +36,9 @@ from typing import Any
 from arena.compiled import status as compiled_status
 from arena.referee.clock import BotClock
 from arena.referee.heap import settle_heap
+from arena.rigs.testing import GatewayThread
 from arena.server.hub import BotHub, Outcome
 from arena.server.matches import MatchManager
-from arena.server.testing import GatewayThread
 
 _SDK_DIR = Path(__file__).resolve().parents[2] / "sdk" / "python"
 
@@ -254,7 +254,7 @@ class _PingPong:
     over from one loop to the other and charge the yardstick for it."""
 
     def __init__(self, in_flight: int, clients: int = 3) -> None:
-        from arena.server.pingpong import PingPongProcess
+        from arena.bench.pingpong import PingPongProcess
 
         self.per_stream = max(1, round(in_flight / clients))
         self.clients = clients
@@ -265,7 +265,7 @@ class _PingPong:
         self.cpu: float | None = 0.0
         self.server_cpu: float | None = 0.0
         try:
-            command = [sys.executable, "-m", "arena.server.pingpong", "client", self.server.address]
+            command = [sys.executable, "-m", "arena.bench.pingpong", "client", self.server.address]
             self.procs = [
                 subprocess.Popen(command, stdout=subprocess.DEVNULL) for _ in range(clients)
             ]
@@ -319,16 +319,6 @@ class _PingPong:
     def close(self) -> None:
         _stop_all(self.procs)
         self.server.close()
-
-
-def bench_pingpong(seconds: float, *, in_flight: int, clients: int = 3) -> dict[str, Any]:
-    """The yardstick alone, for ``seconds``."""
-    yard = _PingPong(in_flight, clients)
-    try:
-        yard.run(seconds)
-    finally:
-        yard.close()
-    return yard.figures()
 
 
 def _merge_loads(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -7,8 +7,8 @@ and a client that parses each one and answers with its first legal action. There
 engine, no referee and no routing, so the difference between the two runs is what the
 arena itself adds to a decision.
 
-The clients run in their own processes (``python -m arena.server.pingpong client ADDRESS``),
-like bots, and so does the server (``python -m arena.server.pingpong server IN_FLIGHT``,
+The clients run in their own processes (``python -m arena.bench.pingpong client ADDRESS``),
+like bots, and so does the server (``python -m arena.bench.pingpong server IN_FLIGHT``,
 driven by :class:`PingPongProcess`), like a gateway. The server must not share a process
 with another grpc.aio event loop: grpc.aio polls one completion queue per process and hands
 events for any other loop over through ``call_soon_threadsafe``, which made a ping-pong
@@ -34,6 +34,7 @@ PLAY_METHOD = "/thousand.v1.BotService/Play"
 def sample_requests(count: int = 2000, seed: str = "pingpong") -> list[bytes]:
     """Serialized decision requests of real classic matches (first-legal play)."""
     from arena.engine import Game, Rules
+    from arena.engine.turns import turns
     from arena.match.types import DecisionRequest
     from arena.server import convert
 
@@ -43,13 +44,7 @@ def sample_requests(count: int = 2000, seed: str = "pingpong") -> list[bytes]:
     while len(out) < count:
         game = Game(rules, seed=f"{seed}/{game_no}")
         game_no += 1
-        while not game.is_over and len(out) < count:
-            if game.is_chance:
-                game.deal()
-                continue
-            seat = game.to_act
-            assert seat is not None
-            legal = game.legal_actions()
+        for seat, legal in turns(game):
             texts = tuple(a.text for a in legal)
             request = DecisionRequest(
                 match_id=f"m-{game_no:016x}",
@@ -64,6 +59,8 @@ def sample_requests(count: int = 2000, seed: str = "pingpong") -> list[bytes]:
                 decision_request=convert.decision_request_to_proto(request)
             )
             out.append(message.SerializeToString())
+            if len(out) == count:
+                break
             choice = next((a for a in legal if a.text != "concede"), legal[0])
             game.apply(choice)
     return out
@@ -156,7 +153,7 @@ class PingPongProcess:
 
     def __init__(self, in_flight: int, timeout_s: float = 60.0) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "arena.server.pingpong", "server", str(in_flight)],
+            [sys.executable, "-m", "arena.bench.pingpong", "server", str(in_flight)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
         self.pid = self.proc.pid
@@ -229,13 +226,13 @@ async def _client(address: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m arena.server.pingpong client ADDRESS``: answer until the server stops;
-    ``python -m arena.server.pingpong server IN_FLIGHT``: serve (see :func:`_serve`)."""
+    """``python -m arena.bench.pingpong client ADDRESS``: answer until the server stops;
+    ``python -m arena.bench.pingpong server IN_FLIGHT``: serve (see :func:`_serve`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) == 2 and args[0] == "server" and args[1].isdigit():
         return _serve(int(args[1]))
     if len(args) != 2 or args[0] != "client":
-        print("usage: python -m arena.server.pingpong client ADDRESS | server IN_FLIGHT",
+        print("usage: python -m arena.bench.pingpong client ADDRESS | server IN_FLIGHT",
               file=sys.stderr)
         return 2
     with contextlib.suppress(grpc.aio.AioRpcError, KeyboardInterrupt):

@@ -25,7 +25,7 @@ from typing import Any
 import grpc
 from thousand_bot.proto.thousand.v1 import organiser_pb2, organiser_pb2_grpc
 
-from arena.server.processes import GatewayProcess, ServiceError
+from arena.rigs.processes import GatewayProcess, ServiceError
 
 
 def _status_kib(pid: int, key: str) -> int:

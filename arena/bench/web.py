@@ -83,7 +83,7 @@ def _live_overhead(n: int, tmp: Path, redis_url: str | None) -> None:
     """Games/s of one process playing the same seeded matches with live publishing off,
     into the spool directory, and (with a Redis URL) into Redis streams."""
     from arena.match.types import MatchSpec
-    from arena.tournament.executors import play_match_result
+    from arena.tournament.executors import play_match_runs
     from arena.tournament.model import ScheduledMatch
 
     matches = [ScheduledMatch("bench-live", i, f"g{i}", 0, ("a", "b", "c"), MatchSpec(
@@ -103,7 +103,7 @@ def _live_overhead(n: int, tmp: Path, redis_url: str | None) -> None:
             os.environ["ARENA_LIVE"] = switch
             t0 = time.process_time()
             for m in part:
-                play_match_result(m, url, db_url=db)
+                play_match_runs(m, url, db_url=db)
             cpu[label] += time.process_time() - t0
     for label, _, _ in modes:
         extra = (cpu[label] / cpu["off"] - 1) * 100

@@ -21,7 +21,6 @@ Other load on the machine lowers every figure: the load average is printed with 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -31,6 +30,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from arena.bench import bench_parser
 from arena.rigs.linux import RigError
 
 BOTS = {"g1": "arena.server.builtin_remote:Greedy", "c1": "arena.server.builtin_remote:Cautious"}
@@ -111,20 +111,20 @@ def bench_hosts(*, workers: Sequence[int], delays: Sequence[float], games: int,
             sets = max(1, -(-games // 6))
             # A warm-up set first: the first results size the scheduler's chunks.
             warm = d.start_tournament(_throughput_spec(f"warm-{n}", d, 1, max_deals))
-            warm.popen.wait(600)
+            warm.proc.wait(600)
             say(f"throughput: {n} worker host(s), {sets * 6} games")
             before = _cpu(rig, d)
             run = d.start_tournament(_throughput_spec(f"throughput-{n}", d, sets, max_deals))
             # Waited for here, for its CPU time: the scheduler is gone when the run ends.
-            _, status, usage = os.wait4(run.popen.pid, 0)
-            run.popen.returncode = os.waitstatus_to_exitcode(status)
+            _, status, usage = os.wait4(run.proc.pid, 0)
+            run.proc.returncode = os.waitstatus_to_exitcode(status)
             after = _cpu(rig, d)
             after["organiser"] = before["organiser"] + usage.ru_utime + usage.ru_stime
-            if run.popen.returncode != 0:
-                raise RigError(f"the tournament on {n} worker hosts failed:\n{run.tail()}")
-            found = _PLAYED_RE.search(run.text())
+            if run.proc.returncode != 0:
+                raise RigError(f"the tournament on {n} worker hosts failed:\n{run.log_tail()}")
+            found = _PLAYED_RE.search(run.log_text())
             if found is None:
-                raise RigError(f"no figures from the tournament:\n{run.tail()}")
+                raise RigError(f"no figures from the tournament:\n{run.log_tail()}")
             rate = float(found.group(3))
             base = rate if base is None else base
             played = sets * 6
@@ -203,10 +203,10 @@ def describe(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="arena bench hosts",
-        description="The arena on simulated hosts (Linux namespaces; needs root): games/s "
-                    "with 1, 2, 3 worker hosts, and decisions over links with delay.",
+    parser = bench_parser(
+        "hosts",
+        "The arena on simulated hosts (Linux namespaces; needs root): games/s with 1, 2, 3 "
+        "worker hosts, and decisions over links with delay.",
     )
     parser.add_argument("--workers", default="1,2,3",
                         help="worker host counts to measure (default 1,2,3)")

@@ -15,7 +15,6 @@ depend on the host's load, so two versions of the code can be compared to a per 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
@@ -31,6 +30,7 @@ from typing import Any
 
 from thousand_bot.proto.thousand.v1 import bot_pb2
 
+from arena.bench import bench_parser
 from arena.compiled import status as compiled_status
 from arena.referee.heap import settle_heap
 from arena.server.admission import Admission
@@ -115,11 +115,11 @@ def bench_hub(matches: int = 16, deals: int = 4) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="arena bench hub",
-        description="The gateway's referee, hub and match manager per decision, without "
-        "gRPC: answers are handed to the hub in process. Under valgrind's callgrind "
-        "(--instr-atstart=no) only the measured matches are counted.",
+    parser = bench_parser(
+        "hub",
+        "The gateway's referee, hub and match manager per decision, without gRPC: answers "
+        "are handed to the hub in process. Under valgrind's callgrind (--instr-atstart=no) "
+        "only the measured matches are counted.",
     )
     parser.add_argument("--matches", type=int, default=16, help="matches at once (16)")
     parser.add_argument("--deals", type=int, default=4, help="deals per match (4)")
