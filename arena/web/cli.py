@@ -15,8 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena.tournament.spec import DEFAULT_DB
-from arena.tournament.store import ResultStore, StoreError
+from arena.tournament.store import ResultStore, StoreError, add_db_option
 
 
 def _one_line(exc: BaseException) -> str:
@@ -43,7 +42,7 @@ def _port_free(host: str, port: int) -> str | None:
 def _store_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """The parser of a command that reads a results store, with its ``--db``."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
-    parser.add_argument("--db", default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+    add_db_option(parser)
     return parser
 
 
