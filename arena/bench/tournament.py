@@ -14,8 +14,6 @@ import argparse
 import contextlib
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,13 +21,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.rigs.processes import redis_server
+from arena.rigs.processes import WorkerProcess, redis_server, stop_all
 from arena.tournament.executors import CeleryExecutor, Executor, LocalExecutor
 from arena.tournament.run import run_tournament
 from arena.tournament.spec import TournamentSpec, validate_spec
 from arena.tournament.store import ResultStore
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _wait(check: Any, timeout: float, what: str) -> None:
@@ -43,53 +39,20 @@ def _wait(check: Any, timeout: float, what: str) -> None:
 
 
 @contextlib.contextmanager
-def _workers(broker: str, n: int, workdir: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """``n`` Celery workers, one process each (solo pool), like ``n`` pool processes."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
-    code = "import sys; from workers.app import worker_main; sys.exit(worker_main(sys.argv[1:]))"
-    procs = []
-    logs = []
+def _workers(broker: str, n: int, workdir: Path) -> Iterator[list[WorkerProcess]]:
+    """``n`` Celery workers, one process each (solo pool), like ``n`` pool processes; quiet,
+    so that their logs cost nothing measured (the caller waits for them to answer)."""
+    workers: list[WorkerProcess] = []
     try:
         for i in range(n):
-            log = (workdir / f"worker-{n}-{i}.log").open("wb")
-            logs.append(log)
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-c",
-                        code,
-                        "--broker",
-                        broker,
-                        "--pool",
-                        "solo",
-                        "--hostname",
-                        f"bench{i}-{n}@%h",
-                        "--loglevel",
-                        "WARNING",
-                    ],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=REPO,
-                    start_new_session=True,
-                )
-            )
-        yield procs
+            workers.append(WorkerProcess.start(
+                broker=broker, log_path=workdir / f"worker-{n}-{i}.log", pool="solo",
+                name=f"bench{i}-{n}", env={"PROMETHEUS_MULTIPROC_DIR": None},
+                loglevel="WARNING",
+            ))
+        yield workers
     finally:
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-        for log in logs:
-            log.close()
+        stop_all(workers, timeout=20)
 
 
 def _spec(name: str, sets: int, db: str, max_deals: int | None, preset: str) -> TournamentSpec:

@@ -355,17 +355,24 @@ class WorkerProcess(Service):
         broker: str,
         log_path: Path,
         concurrency: int = 2,
+        pool: str = "prefork",
         name: str = "worker",
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, str | None] | None = None,
+        loglevel: str = "INFO",
         timeout: float = 60.0,
     ) -> WorkerProcess:
+        """Start one and, at the INFO log level, wait until it says it is ready (at a quieter
+        level the caller waits, e.g. for the worker to answer a ping). ``env`` adds to this
+        process's environment; a name given None is left out of it."""
         argv = [
-            sys.executable, "-m", "arena.cli", "worker", "--broker", broker, "--pool",
-            "prefork", "--concurrency", str(concurrency), "--hostname", f"{name}@%h",
-            "--loglevel", "INFO",
+            sys.executable, "-m", "arena.cli", "worker", "--broker", broker, "--pool", pool,
+            "--concurrency", str(concurrency), "--hostname", f"{name}@%h", "--loglevel", loglevel,
         ]  # fmt: skip
-        full_env = dict(os.environ, **(env or {}), PYTHONUNBUFFERED="1")
-        service = cls(name, cls.spawn(argv, log_path, full_env), log_path)
+        full_env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        kept = {key: value for key, value in full_env.items() if value is not None}
+        service = cls(name, cls.spawn(argv, log_path, kept), log_path)
+        if loglevel != "INFO":
+            return service
         try:
             wait_until(lambda: "ready." in service.log_text() or None, timeout=timeout,
                        what="the Celery worker", alive=service.alive)
