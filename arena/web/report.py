@@ -37,10 +37,12 @@ from arena.tournament.store import (
 )
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:960px;
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1240px;
 color:#222;padding:0 1rem}
 h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:.9rem}td,th{padding:.25rem .6rem;text-align:right}
+table{border-collapse:collapse;font-size:.9rem}
+td,th{padding:.25rem .6rem;text-align:right;white-space:nowrap}.wide{overflow-x:auto}
+svg{max-width:960px}
 th{background:#f3f3f3}td.l,th.l{text-align:left}tr:nth-child(even) td{background:#fafafa}
 .muted{color:#777}pre{background:#f6f6f6;padding:.6rem;overflow-x:auto;font-size:.8rem}
 """
@@ -142,7 +144,7 @@ def _leader_table(rows: Sequence[LeaderRow]) -> str:
         f"<td>{r.forfeits}</td></tr>"
         for r in rows
     )
-    return f"<table>{head}{body}</table>"
+    return f"<div class='wide'><table>{head}{body}</table></div>"
 
 
 def _los_table(records: Sequence[ResultRecord], rows: Sequence[LeaderRow]) -> str:
@@ -166,7 +168,7 @@ def _los_table(records: Sequence[ResultRecord], rows: Sequence[LeaderRow]) -> st
     return (
         "<h2>Likelihood of superiority</h2><p class='muted'>Chance that the row player is "
         "stronger than the column player, with duplicate sets as the samples.</p>"
-        f"<table>{head}{''.join(body)}</table>"
+        f"<div class='wide'><table>{head}{''.join(body)}</table></div>"
     )
 
 
@@ -192,7 +194,7 @@ def _h2h_section(records: Sequence[ResultRecord], rows: Sequence[LeaderRow]) -> 
         body.append(f"<tr><th class='l'>{html.escape(a)}</th>{''.join(cells)}</tr>")
     return ("<h2>Head to head</h2><p class='muted'>The row player's score against the column "
             "player in the games both played (win 1, tie 1/2).</p>"
-            f"<table>{head}{''.join(body)}</table>")
+            f"<div class='wide'><table>{head}{''.join(body)}</table></div>")
 
 
 def _sprt_section(infos: Sequence[TournamentInfo], records: Sequence[ResultRecord]) -> str:
@@ -247,7 +249,7 @@ def _matches_section(records: Sequence[ResultRecord], web_url: str | None, most:
     note = (f"<p class='muted'>The latest {len(latest)} of {len(records)} matches; "
             "<code>arena replay export</code> writes any match's replay and text record."
             "</p>") if more > 0 else ""
-    return f"<h2>Matches</h2>{note}<table>{head}{''.join(body)}</table>"
+    return f"<h2>Matches</h2>{note}<div class='wide'><table>{head}{''.join(body)}</table></div>"
 
 
 def _tournaments_section(infos: Sequence[TournamentInfo]) -> str:

@@ -68,6 +68,11 @@ def test_leaderboard_shows_the_numbers_of_arena_leaderboard(
         assert api["llr"] >= api["upper"]
         summary = arena("tournament", "status", str(filled_store["specs"]["web-sprt"]))
         assert "web-sprt" in summary.stdout
+    # However wide the leaderboard grows, the page itself does not scroll sideways: only
+    # the table's own box does, so the sections below keep the window's width.
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    ) <= 0
     screenshot(browser, f"tournament-{tournament}")
 
 
@@ -283,6 +288,18 @@ def test_html_report_has_matches_sprt_and_head_to_head(
     assert "SPRT web-sprt: greedy against random" in text and "H1 accepted" in text
     assert text.count(f"href='{web.url}/matches/") == 30
     browser.get(out.as_uri())
+    # Every table fits the report's column or scrolls in a box of its own, and no line of
+    # the leaderboard is folded (an interval split over three lines cannot be read).
+    assert browser.execute_script(
+        "const body = document.body.getBoundingClientRect();"
+        "return [...document.querySelectorAll('table')].filter(t =>"
+        " getComputedStyle(t.parentElement).overflowX !== 'auto'"
+        " && t.getBoundingClientRect().right > body.right + 1).length") == 0
+    assert browser.execute_script(
+        "const rows = [...document.querySelector('table').querySelectorAll('tbody tr')];"
+        "const em = parseFloat(getComputedStyle(rows[0]).fontSize);"
+        "return rows.filter(r => r.getBoundingClientRect().height > 2.5 * em).length") == 0
+    screenshot(browser, "report")
     link = browser.find_element(By.CSS_SELECTOR, f"a[href^='{web.url}/matches/']")
     link.click()
     _wait(browser, lambda d: "ready" in d.find_element(By.ID, "viewer").get_attribute("class"))
