@@ -29,8 +29,8 @@ ILLUSTRATIONS: dict[tuple[str, str], str] = {
     ("docs/bots.md", "--sets 100 --pairs greedy --seed dev"):
         "figures measured on the development machine; the command's output is checked by "
         "test_the_luck_model_commands_run_as_printed",
-    ("docs/bots.md", "--sets 12 --pairs search --seed dev"):
-        "figures measured on the development machine (15 minutes of play)",
+    ("docs/bots.md", "--sets 48 --pairs search --seed dev"):
+        "figures measured on the development machine (6 minutes of play on 2 cores)",
     ("docs/replay.md", '"match_id": "m-3f2a9c01d4e5b677"'):
         "a fragment of a replay with elided values; the commitment fields are checked "
         "by tests/security/test_secret_deals_tournament.py",

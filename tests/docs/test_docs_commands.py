@@ -365,7 +365,8 @@ def test_the_luck_model_commands_run_as_printed(sh: Shell) -> None:
     assert "my-model.npz" in made.stdout and (sh.cwd / "my-model.npz").is_file()
     assert "trained on 12 games of classic" in sh.run(own).stdout
     # docs/bots.md: the benchmark's short run, as JSON.
-    bench = block("docs/bots.md", "arena bench luck --sets 4").commands()[0]
+    bench = block("docs/bots.md",
+                  "arena bench luck --sets 4 --pairs greedy --seed doc").commands()[0]
     figures = json.loads(sh.run(f"{bench} --json", timeout=300).stdout)
     assert figures["model"] == model.short
     (pair,) = figures["pairs"]
