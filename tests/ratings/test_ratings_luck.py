@@ -20,7 +20,16 @@ from arena.match.types import MatchSpec
 from arena.ratings.luck import DealLog, DealShape, LuckModel, luck_of_replay, seat_pairs
 from arena.ratings.luck.features import deck_owner, feature_set
 from arena.ratings.luck.model import STATE_NAMES, VALUES, model_for, model_path
-from arena.ratings.luck.train import build_model, pair_results, slim_replay, train
+from arena.ratings.luck.train import (
+    WEIGHT_GRID,
+    build_model,
+    fit_beta,
+    frozen,
+    pair_results,
+    play_training_games,
+    slim_replay,
+    train,
+)
 from arena.referee.runner import run_match_sync
 
 CLASSIC = DealShape.of(Rules.preset("classic"))
@@ -145,6 +154,31 @@ def test_training_is_reproducible() -> None:
     b = train("classic", 24, jobs=1)
     assert a.digest == b.digest
     assert a.meta["training"]["games"] == 24
+
+
+def test_a_fit_another_processor_rounds_differently_gets_the_same_digest() -> None:
+    """BLAS on another processor changes a fit in its 12th digit (1e-11 measured on the
+    classic model): the frozen weights, and so the digest, stay the same; unfrozen, they
+    would not."""
+    raw = fit_beta(CLASSIC, play_training_games(24, "classic", jobs=1))
+    rng = np.random.Generator(np.random.PCG64(11))
+    other = raw + rng.uniform(-1e-11, 1e-11, size=raw.shape)
+    gamma = np.zeros((len(VALUES), 2, len(STATE_NAMES)))
+    assert (build_model(CLASSIC, raw, gamma, {}).digest
+            != build_model(CLASSIC, other, gamma, {}).digest)
+    assert np.array_equal(frozen(raw), frozen(other))
+    assert (build_model(CLASSIC, frozen(raw), gamma, {}).digest
+            == build_model(CLASSIC, frozen(other), gamma, {}).digest)
+    assert np.abs(frozen(raw) - raw).max() <= WEIGHT_GRID / 2
+
+
+def test_the_shipped_weights_are_frozen() -> None:
+    """The shipped model is what training makes: weights on the grid, so a user who trains
+    it again on another machine gets the same digest."""
+    model = model_for(Rules.preset("classic"))
+    assert model is not None
+    assert np.array_equal(frozen(model.beta), model.beta)
+    assert np.array_equal(frozen(model.gamma), model.gamma)
 
 
 def test_a_replay_the_model_cannot_read_has_no_luck() -> None:
