@@ -120,6 +120,12 @@ def _f(value: float, digits: int = 1) -> str:
     return "-" if not math.isfinite(value) else f"{value:.{digits}f}"
 
 
+def _table(head: str, body: str) -> str:
+    """A table in a box of its own that scrolls sideways when the table is wider than the
+    report's column, so the page keeps its width and no cell folds."""
+    return f"<div class='wide'><table>{head}{body}</table></div>"
+
+
 def _leader_table(rows: Sequence[LeaderRow]) -> str:
     adjusted = has_adjusted(rows)
     adj_head = "<th>adjusted</th><th>adjusted 95% CI</th>" if adjusted else ""
@@ -144,7 +150,7 @@ def _leader_table(rows: Sequence[LeaderRow]) -> str:
         f"<td>{r.forfeits}</td></tr>"
         for r in rows
     )
-    return f"<div class='wide'><table>{head}{body}</table></div>"
+    return _table(head, body)
 
 
 def _los_table(records: Sequence[ResultRecord], rows: Sequence[LeaderRow]) -> str:
@@ -168,7 +174,7 @@ def _los_table(records: Sequence[ResultRecord], rows: Sequence[LeaderRow]) -> st
     return (
         "<h2>Likelihood of superiority</h2><p class='muted'>Chance that the row player is "
         "stronger than the column player, with duplicate sets as the samples.</p>"
-        f"<div class='wide'><table>{head}{''.join(body)}</table></div>"
+        f"{_table(head, ''.join(body))}"
     )
 
 
@@ -194,7 +200,7 @@ def _h2h_section(records: Sequence[ResultRecord], rows: Sequence[LeaderRow]) -> 
         body.append(f"<tr><th class='l'>{html.escape(a)}</th>{''.join(cells)}</tr>")
     return ("<h2>Head to head</h2><p class='muted'>The row player's score against the column "
             "player in the games both played (win 1, tie 1/2).</p>"
-            f"<div class='wide'><table>{head}{''.join(body)}</table></div>")
+            f"{_table(head, ''.join(body))}")
 
 
 def _sprt_section(infos: Sequence[TournamentInfo], records: Sequence[ResultRecord]) -> str:
@@ -249,7 +255,7 @@ def _matches_section(records: Sequence[ResultRecord], web_url: str | None, most:
     note = (f"<p class='muted'>The latest {len(latest)} of {len(records)} matches; "
             "<code>arena replay export</code> writes any match's replay and text record."
             "</p>") if more > 0 else ""
-    return f"<h2>Matches</h2>{note}<div class='wide'><table>{head}{''.join(body)}</table></div>"
+    return f"<h2>Matches</h2>{note}{_table(head, ''.join(body))}"
 
 
 def _tournaments_section(infos: Sequence[TournamentInfo]) -> str:
