@@ -181,8 +181,10 @@ def config_problems(data: dict[str, Any]) -> list[str]:
             if network not in declared["networks"]:
                 problems.append(f"{name}: undefined network {network}")
         for mount in service.get("volumes") or []:
-            source = str(mount.get("source", "") if isinstance(mount, dict) else mount)
-            source = source.split(":")[0] if ":" in source else ""
+            if isinstance(mount, dict):  # the long form names its source
+                source = str(mount.get("source", ""))
+            else:  # SOURCE:TARGET[:MODE]; a bare TARGET is an anonymous volume
+                source = str(mount).split(":")[0] if ":" in str(mount) else ""
             if source.startswith((".", "/")):
                 if source.startswith(".") and not (REPO / source).exists():
                     problems.append(f"{name}: no {source} to mount")
