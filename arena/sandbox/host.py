@@ -265,10 +265,13 @@ class SandboxHost:
 
 
 def _write_if_changed(path: Path, text: str) -> None:
+    """Replace ``path`` atomically. Workers starting together on one host prepare the same
+    state directory at once, so each writes its own temporary file: with a shared name, one
+    worker's rename took the file from under the other's, which then refused to start."""
     with contextlib.suppress(FileNotFoundError):
         if path.read_text() == text:
             return
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)

@@ -283,3 +283,28 @@ def test_what_a_killed_worker_left_is_swept() -> None:
     assert host.cgroups.sweep() >= 1
     assert left.wait(timeout=5) == -9
     assert all(not (p.parent / name).exists() for p in seat.dirs.values())
+
+
+def _rewrite(path: str, text: str, times: int) -> None:
+    from arena.sandbox.host import _write_if_changed
+
+    for n in range(times):
+        _write_if_changed(Path(path), f"{text} {n}\n")
+
+
+def test_workers_preparing_the_state_directory_at_once_all_succeed(tmp_path: Path) -> None:
+    """Workers that start together write the same files of the state directory at once
+    (etc/hosts and the rest); none of them may fail for the others' writes."""
+    import multiprocessing
+
+    target = tmp_path / "hosts"
+    ctx = multiprocessing.get_context("spawn")
+    writers = [ctx.Process(target=_rewrite, args=(str(target), f"writer {i}", 400))
+               for i in range(6)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(120)
+    assert [w.exitcode for w in writers] == [0] * len(writers)
+    assert target.read_text().startswith("writer ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hosts"]
