@@ -29,7 +29,7 @@ from thousand_bot.proto.thousand.v1 import bot_pb2
 from arena.match.types import JSON, DecisionRequest, SeatStats
 from arena.referee.clock import BotClock
 from arena.referee.submitted import SubmittedSeat
-from arena.sandbox import Bind, Limits, Sandbox, SandboxError, SandboxExit
+from arena.sandbox import Bind, Limits, Sandbox, SandboxError, SandboxExit, SandboxUnavailable
 from arena.sandbox.runtimes import BOT_DIR, RUNTIME_DIR, RuntimeMissing, launch
 from arena.server.auth import Authenticator, Identity, TokenWatch, Verdict
 from arena.server.hub import BotHub, RemoteSeat
@@ -193,7 +193,12 @@ class HostedSeat(SubmittedSeat):
             spec = launch(self.bot.runtime, self.bot.entry)
         except RuntimeMissing as exc:
             raise PlatformFault(str(exc)) from exc
-        sandbox = Sandbox(self.limits, label=f"seat{self.seat}")
+        try:
+            sandbox = Sandbox(self.limits, label=f"seat{self.seat}")
+        except SandboxUnavailable as exc:
+            # This host cannot set up sandboxes now: the platform's fault, so the match is
+            # void and played again (a passing cause, such as /run being rebuilt, recovers).
+            raise PlatformFault(f"seat {self.seat} ({self.bot.name}): {exc}") from exc
         self.sandbox = sandbox
         if self.bot.runtime == "binary":
             await self._start_program(spec.argv)

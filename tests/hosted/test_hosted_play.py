@@ -4,8 +4,10 @@ hash."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
+import pytest
 from hosted_support import (
     add_passed,
     assert_verifies,
@@ -15,7 +17,10 @@ from hosted_support import (
     scheduled,
 )
 
+from arena.hosted.play import PLATFORM_ATTEMPTS, HostedBots, play_hosted_sync
+from arena.hosted.seat import PlatformFault
 from arena.hosted.store import HostedStore
+from arena.sandbox import SandboxHost
 from arena.tournament.executors import CeleryExecutor, LocalExecutor
 from arena.tournament.model import ResultRecord
 from arena.tournament.store import ResultStore
@@ -76,3 +81,26 @@ def test_hosted_bots_play_on_celery_workers(scratch: Path, broker: str, start_wo
     finally:
         executor.close()
     _check(store, rows, py.hash, js.hash, c.hash)
+
+
+def test_a_host_that_cannot_set_up_sandboxes_voids_the_match(
+    scratch: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The platform's fault, not the bot's: the match is void and played again, and after
+    the last attempt the fault says why (it used to escape as the sandbox's own error,
+    failing the tournament at the first passing fault)."""
+    store = ResultStore(f"sqlite:///{scratch / 'results.sqlite3'}")
+    py = add_passed(store, "py", python_bot(scratch, "py"))
+    blocker = scratch / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("ARENA_SANDBOX_DIR", str(blocker / "sandbox"))
+    SandboxHost.reset()
+    caplog.set_level(logging.WARNING, logger="arena.hosted.play")
+    try:
+        with pytest.raises(PlatformFault, match="seat 0 \\(py\\): cannot prepare the sandbox"):
+            play_hosted_sync(scheduled(0, [py.ref, "greedy", "random"]).spec,
+                             HostedBots(HostedStore(store)))
+    finally:
+        SandboxHost.reset()
+    voided = [r for r in caplog.records if "voided by the platform" in r.getMessage()]
+    assert len(voided) == PLATFORM_ATTEMPTS
