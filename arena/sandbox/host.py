@@ -197,7 +197,7 @@ class SandboxHost:
             etc = state / "etc"
             etc.mkdir(exist_ok=True)
             for name, text in _ETC_FILES.items():
-                _write_if_changed(etc / name, text)
+                write_if_changed(etc / name, text.encode())
             # A mount point for the host's loader cache (it speeds up every program start).
             (etc / "ld.so.cache").touch(exist_ok=True)
             os.chmod(etc, 0o755)
@@ -264,15 +264,16 @@ class SandboxHost:
         return None
 
 
-def _write_if_changed(path: Path, text: str) -> None:
-    """Replace ``path`` atomically. Workers starting together on one host prepare the same
-    state directory at once, so each writes its own temporary file: with a shared name, one
-    worker's rename took the file from under the other's, which then refused to start."""
+def write_if_changed(path: Path, data: bytes) -> None:
+    """Replace ``path`` atomically, readable by every seat's uid, unless it already holds
+    ``data``. Workers starting together on one host prepare the same state directory at
+    once, so each writes its own temporary file: with a shared name, one worker's rename
+    took the file from under the other's, which then refused to start."""
     with contextlib.suppress(FileNotFoundError):
-        if path.read_text() == text:
+        if path.read_bytes() == data:
             return
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    tmp.write_bytes(data)
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 

@@ -13,8 +13,9 @@ file that bubblewrap loads (``--seccomp FD``).
 from __future__ import annotations
 
 import errno
-import os
 from pathlib import Path
+
+from arena.sandbox.host import write_if_changed
 
 #: System calls refused inside the sandbox (names unknown to this libseccomp are skipped).
 DENIED = (
@@ -60,13 +61,5 @@ def install(state_dir: Path) -> tuple[Path | None, str]:
     except (ImportError, OSError, RuntimeError) as exc:
         return None, f"off: the filter cannot be built ({exc}); install libseccomp2"
     path = state_dir / "seccomp.bpf"
-    try:
-        current = path.read_bytes()
-    except FileNotFoundError:
-        current = b""
-    if current != data:
-        tmp = path.with_name(f"seccomp.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+    write_if_changed(path, data)
     return path, f"on: {len(DENIED)} system calls refused (EPERM), no new user namespaces"

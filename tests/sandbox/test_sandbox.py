@@ -286,10 +286,10 @@ def test_what_a_killed_worker_left_is_swept() -> None:
 
 
 def _rewrite(path: str, text: str, times: int) -> None:
-    from arena.sandbox.host import _write_if_changed
+    from arena.sandbox.host import write_if_changed
 
     for n in range(times):
-        _write_if_changed(Path(path), f"{text} {n}\n")
+        write_if_changed(Path(path), f"{text} {n}\n".encode())
 
 
 def test_workers_preparing_the_state_directory_at_once_all_succeed(tmp_path: Path) -> None:
