@@ -208,7 +208,11 @@ class SandboxHost:
                 locks.mkdir(exist_ok=True)
                 os.chmod(locks, 0o700)
                 uids = UidPool(locks, first, count)
-            filter_path, note = seccomp.install(state)
+            bpf, note = seccomp.build()
+            filter_path = None
+            if bpf is not None:
+                filter_path = state / "seccomp.bpf"
+                write_if_changed(filter_path, bpf)
         except OSError as exc:
             raise SandboxUnavailable(
                 f"cannot prepare the sandbox directory {state}: {exc}"

@@ -13,9 +13,6 @@ file that bubblewrap loads (``--seccomp FD``).
 from __future__ import annotations
 
 import errno
-from pathlib import Path
-
-from arena.sandbox.host import write_if_changed
 
 #: System calls refused inside the sandbox (names unknown to this libseccomp are skipped).
 DENIED = (
@@ -50,8 +47,9 @@ def compile_filter() -> bytes:
         return f.read()
 
 
-def install(state_dir: Path) -> tuple[Path | None, str]:
-    """Write the filter into ``state_dir``; its path and a line for ``arena doctor``.
+def build() -> tuple[bytes | None, str]:
+    """The filter (None when it cannot be built) and a line for ``arena doctor``; the host
+    writes it into its state directory.
 
     Without libseccomp the sandbox still runs (namespaces, cgroups and the seat's uid are
     the isolation) and the doctor says the filter is missing.
@@ -60,6 +58,4 @@ def install(state_dir: Path) -> tuple[Path | None, str]:
         data = compile_filter()
     except (ImportError, OSError, RuntimeError) as exc:
         return None, f"off: the filter cannot be built ({exc}); install libseccomp2"
-    path = state_dir / "seccomp.bpf"
-    write_if_changed(path, data)
-    return path, f"on: {len(DENIED)} system calls refused (EPERM), no new user namespaces"
+    return data, f"on: {len(DENIED)} system calls refused (EPERM), no new user namespaces"
