@@ -296,7 +296,10 @@ def test_the_sdk_logs_its_matches_strikes_slow_answers_and_decisions(
     """)
     bot = start_sdk_bot(tmp_path, gateway, "chatty", "chatty:Chatty", "--log-level", "DEBUG")
     try:
+        # A public seed whose deals ask seat 0 for more than three decisions: with a
+        # secret one, some deals asked for two only, and the timeout never came.
         res = arena("match", "--gateway", gateway.address, "--token", gateway.TOKEN,
+                    "--seed", "7", "--public-seed",
                     "--max-deals", "2", "--decision-ms", "50", "--bank-ms", "150",
                     "--strike-limit", "50", "--json",
                     "remote:chatty", "greedy", "random", cwd=tmp_path)
@@ -310,6 +313,8 @@ def test_the_sdk_logs_its_matches_strikes_slow_answers_and_decisions(
     finally:
         stop(bot)
     log = log_path.read_text()
+    asked = re.findall(rf"DEBUG thousand_bot: match {match_id} seat 0: '", log)
+    assert len(asked) > 3, log
     assert f"INFO thousand_bot: match {match_id} started: classic, seats remote:chatty, " \
            "greedy, random" in log
     assert re.search(rf"INFO thousand_bot: match {match_id} seat 0: slow answer, \d+ ms for a "
